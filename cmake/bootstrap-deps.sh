@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Installs what kspecter needs on a Debian/Ubuntu machine and builds Kokkos + Kokkos Kernels
+# 3.4.01 from the Trilinos 13.2 source package into a cache outside the build tree.
+#
+#   cmake/bootstrap-deps.sh [--backend openmp|cuda] [--cache DIR] [--no-apt]
+#
+# Prints the Kokkos install prefix as its last line ("KOKKOS_PREFIX=...").  Idempotent: a
+# finished cache entry is reused; an unfinished one never exists, because each build goes
+# into a temporary folder that is renamed only when it is complete.
+set -euo pipefail
+
+backend=openmp
+cache="${KSPECTER_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kspecter-deps}"
+do_apt=1
+cuda_arch="${KSPECTER_CUDA_ARCH:-HOPPER90}"
+jobs="${KSPECTER_BUILD_JOBS:-$(nproc)}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --backend) backend="$2"; shift 2 ;;
+    --cache) cache="$2"; shift 2 ;;
+    --no-apt) do_apt=0; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "bootstrap-deps: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+case "$backend" in openmp|cuda) ;; *) echo "bootstrap-deps: backend must be openmp or cuda, not '$backend'" >&2; exit 2 ;; esac
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+kokkos_version=3.4.01
+trilinos_pkg=13.2.0-4
+step="start"
+scratch=()   # temporary folders; removed on any exit, so a failure leaves no half-written cache
+cleanup() { for d in "${scratch[@]}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+trap 'echo "bootstrap-deps: FAILED in step: $step (exit $?)" >&2' ERR
+
+log() { echo "bootstrap-deps: $*" >&2; }
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# ---------------------------------------------------------------- Debian packages
+packages=(build-essential cmake pkg-config dpkg-dev libcfitsio-dev libhdf5-openmpi-dev
+          libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
+if [ "$do_apt" = 1 ]; then
+  step="install Debian packages"
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    sudo_ apt-get update -qq
+    sudo_ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+prefix="$cache/kokkos-$kokkos_version-$backend"
+if [ -f "$prefix/.complete" ]; then
+  log "reusing $prefix"
+  echo "KOKKOS_PREFIX=$prefix"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- Trilinos source
+mkdir -p "$cache"
+src="$cache/trilinos-src-$trilinos_pkg"
+if [ ! -f "$src/.complete" ]; then
+  step="enable deb-src"
+  if ! apt-get source --print-uris "trilinos=$trilinos_pkg" >/dev/null 2>&1; then
+    # Turn on source entries for the sources already configured; no host is named here.
+    if [ -f /etc/apt/sources.list.d/debian.sources ] && ! grep -q 'deb-src' /etc/apt/sources.list.d/debian.sources; then
+      sudo_ sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources
+    fi
+    if [ -f /etc/apt/sources.list ] && grep -q '^deb ' /etc/apt/sources.list && ! grep -q '^deb-src ' /etc/apt/sources.list; then
+      grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' | sudo_ tee -a /etc/apt/sources.list >/dev/null
+    fi
+    sudo_ apt-get update -qq
+  fi
+  step="apt-get source trilinos=$trilinos_pkg"
+  tmp="$(mktemp -d "$cache/.trilinos.XXXXXX")"; scratch+=("$tmp")
+  log "fetching the Trilinos $trilinos_pkg source package (Kokkos $kokkos_version inside)"
+  (cd "$tmp" && apt-get source -qq --download-only "trilinos=$trilinos_pkg" >/dev/null)
+  step="unpack Kokkos and Kokkos Kernels from the Trilinos tarball"
+  orig="$(ls "$tmp"/trilinos_*.orig.tar.* | head -n1)"
+  top="$(tar tf "$orig" 2>/dev/null | head -n1 | cut -d/ -f1 || true)"
+  tar xf "$orig" -C "$tmp" "$top/packages/kokkos" "$top/packages/kokkos-kernels"
+  mkdir -p "$tmp/out"
+  mv "$tmp/$top/packages/kokkos" "$tmp/$top/packages/kokkos-kernels" "$tmp/out/"
+  touch "$tmp/out/.complete"
+  rm -rf "$src"; mv "$tmp/out" "$src"
+fi
+
+# ---------------------------------------------------------------- build
+step="prepare build folders"
+work="$(mktemp -d "$cache/.build-$backend.XXXXXX")"; scratch+=("$work")
+cp -r "$src/kokkos" "$src/kokkos-kernels" "$work/"
+stage="$work/install"
+kokkos_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE_CXX_STANDARD=17
+              -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_TESTS=OFF
+              -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON)
+if [ "$backend" = cuda ]; then
+  step="patch Kokkos $kokkos_version for nvcc 13"
+  (cd "$work/kokkos" && patch -p1 -s < "$here/patches/kokkos-3.4.01-cuda13.patch")
+  kokkos_flags+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_${cuda_arch}=ON
+                 -DCMAKE_CXX_COMPILER="$work/kokkos/bin/nvcc_wrapper")
+fi
+step="configure Kokkos"
+cmake -S "$work/kokkos" -B "$work/kokkos-build" "${kokkos_flags[@]}" >"$work/kokkos-configure.log" 2>&1 \
+  || { tail -n 30 "$work/kokkos-configure.log" >&2; false; }
+step="build Kokkos"
+cmake --build "$work/kokkos-build" -j "$jobs" >"$work/kokkos-build.log" 2>&1 \
+  || { tail -n 40 "$work/kokkos-build.log" >&2; false; }
+cmake --install "$work/kokkos-build" >/dev/null
+step="configure Kokkos Kernels"
+kk_cxx=()
+[ "$backend" = cuda ] && kk_cxx=(-DCMAKE_CXX_COMPILER="$stage/bin/nvcc_wrapper")
+cmake -S "$work/kokkos-kernels" -B "$work/kk-build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_INSTALL_PREFIX="$stage" -DKokkos_ROOT="$stage" "${kk_cxx[@]}" \
+  -DKokkosKernels_ENABLED_COMPONENTS=BATCHED -DKokkosKernels_INST_DOUBLE=OFF \
+  -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_ENABLE_TESTS=OFF \
+  -DBUILD_SHARED_LIBS=OFF >"$work/kk-configure.log" 2>&1 \
+  || { tail -n 30 "$work/kk-configure.log" >&2; false; }
+step="build Kokkos Kernels"
+cmake --build "$work/kk-build" -j "$jobs" >"$work/kk-build.log" 2>&1 \
+  || { tail -n 40 "$work/kk-build.log" >&2; false; }
+cmake --install "$work/kk-build" >/dev/null
+step="publish the cache entry"
+# The installed CMake configs name the staging folder; point them at the final prefix.
+grep -rlF "$stage" "$stage/lib/cmake" "$stage/bin" 2>/dev/null | xargs -r sed -i "s|$stage|$prefix|g"
+touch "$stage/.complete"
+rm -rf "$prefix"
+mv "$stage" "$prefix"
+trap - ERR
+log "installed Kokkos + Kokkos Kernels $kokkos_version ($backend) in $prefix"
+echo "KOKKOS_PREFIX=$prefix"

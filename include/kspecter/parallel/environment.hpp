@@ -1,0 +1,36 @@
+// The process environment of a kspecter run: MPI (when built with it) and Kokkos, brought up
+// and torn down in the right order, with the GPU chosen from the node-local rank.
+#pragma once
+
+#include <string>
+
+namespace kspecter::parallel {
+
+struct EnvironmentOptions {
+  int num_threads = -1;  // host threads per rank; -1: Kokkos' default
+  int device_id = -1;    // GPU ordinal; -1: node-local rank modulo the GPUs on the node
+};
+
+/// RAII owner of MPI_Init/MPI_Finalize and Kokkos::initialize/finalize. One per process.
+class Environment {
+ public:
+  Environment(int& argc, char**& argv, EnvironmentOptions const& opt = {});
+  ~Environment();
+  Environment(Environment const&) = delete;
+  Environment& operator=(Environment const&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  bool mpi_enabled() const;
+
+  /// Ends every rank of the job with `code` (MPI_Abort under MPI, std::exit otherwise).
+  [[noreturn]] static void abort(int code);
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  bool we_initialized_mpi_ = false;
+};
+
+}  // namespace kspecter::parallel

@@ -1,0 +1,9 @@
+// The subcommands of the `kspecter` executable. Each parses its own options (see args.hpp),
+// brings up the environment it needs and returns the process exit code.
+#pragma once
+
+namespace kspecter::cli {
+
+int run_info(int argc, char** argv);
+
+}  // namespace kspecter::cli

@@ -1,0 +1,63 @@
+// kspecter: spectroperfectionism extraction. `kspecter <command> --help` for each command.
+#include "commands.hpp"
+
+#include <kspecter/core/error.hpp>
+#include <kspecter/core/version.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace {
+
+struct Command {
+  char const* name;
+  char const* summary;
+  int (*run)(int, char**);
+};
+
+Command const commands[] = {
+    {"info", "version, Kokkos backends, devices and MPI size", kspecter::cli::run_info},
+};
+
+void usage(std::FILE* to) {
+  std::fprintf(to, "usage: kspecter <command> [options]\n\nkspecter %s: spectroperfectionism "
+                   "extraction of fiber spectrographs on Kokkos.\n\ncommands:\n",
+               kspecter::version());
+  for (auto const& c : commands) std::fprintf(to, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(to, "\n`kspecter <command> --help` describes each command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string const cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("kspecter %s\n", kspecter::version());
+    return 0;
+  }
+  for (auto const& c : commands) {
+    if (cmd != c.name) continue;
+    try {
+      return c.run(argc, argv);
+    } catch (kspecter::ParameterError const& e) {
+      std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "kspecter: unknown command '%s'\n\n", cmd.c_str());
+  usage(stderr);
+  return 2;
+}

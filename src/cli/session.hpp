@@ -1,0 +1,27 @@
+// What a subcommand holds while it runs: the MPI + Kokkos environment built from the common
+// options, and a logger that speaks on rank 0.
+#pragma once
+
+#include "args.hpp"
+
+#include <kspecter/core/log.hpp>
+#include <kspecter/parallel/environment.hpp>
+
+#include <memory>
+
+namespace kspecter::cli {
+
+struct Session {
+  Session(int& argc, char**& argv, ArgParser const& args) {
+    parallel::EnvironmentOptions opt;
+    if (args.has("threads")) opt.num_threads = args.get_int("threads");
+    if (args.has("device")) opt.device_id = args.get_int("device");
+    LogLevel const level = parse_log_level(args.get("log-level"));
+    env = std::make_unique<parallel::Environment>(argc, argv, opt);
+    log = Logger(level, env->rank() == 0);
+  }
+  std::unique_ptr<parallel::Environment> env;
+  Logger log;
+};
+
+}  // namespace kspecter::cli

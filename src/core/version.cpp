@@ -1,0 +1,49 @@
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/core/version.hpp>
+
+#include <Kokkos_Core.hpp>
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include <string>
+
+namespace kspecter {
+
+char const* version() { return KSPECTER_VERSION_STRING; }
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info;
+  info.kspecter_version = version();
+  int const v = KOKKOS_VERSION;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d.%d.%02d", v / 10000, (v / 100) % 100, v % 100);
+  info.kokkos_version = buf;
+#ifdef KOKKOS_ENABLE_SERIAL
+  info.backends.push_back("Serial");
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  info.backends.push_back("OpenMP");
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  info.backends.push_back("Cuda");
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+  info.backends.push_back("HIP");
+#endif
+  info.default_space = Kokkos::DefaultExecutionSpace::name();
+  info.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+  info.host_concurrency = Kokkos::DefaultHostExecutionSpace().concurrency();
+  info.device_id = compat::device_id();
+#ifdef KOKKOS_ENABLE_CUDA
+  cudaDeviceProp prop;
+  if (info.device_id >= 0 && cudaGetDeviceProperties(&prop, info.device_id) == cudaSuccess) {
+    info.device_name = prop.name;
+    info.device_memory_bytes = prop.totalGlobalMem;
+    info.device_compute_capability = 10 * prop.major + prop.minor;
+  }
+#endif
+  return info;
+}
+
+}  // namespace kspecter

@@ -1,0 +1,85 @@
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/parallel/environment.hpp>
+
+#ifdef KSPECTER_HAVE_MPI
+#include <mpi.h>
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include <cstdlib>
+
+namespace kspecter::parallel {
+
+namespace {
+// GPUs visible to this process, counted before Kokkos is up (so that the device can be chosen).
+int visible_gpus() {
+#ifdef KOKKOS_ENABLE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  return n;
+#else
+  return 0;
+#endif
+}
+}  // namespace
+
+Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt) {
+#ifdef KSPECTER_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    we_initialized_mpi_ = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  compat::InitOptions k;
+  k.num_threads = opt.num_threads;
+  k.device_id = opt.device_id;
+  if (k.device_id < 0) {
+    int const ngpu = visible_gpus();
+    if (ngpu > 0) k.device_id = local_rank_ % ngpu;
+  }
+  if (!Kokkos::is_initialized()) compat::initialize(k);
+}
+
+Environment::~Environment() {
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+#ifdef KSPECTER_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (we_initialized_mpi_ && !finalized) MPI_Finalize();
+#endif
+}
+
+bool Environment::mpi_enabled() const {
+#ifdef KSPECTER_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+void Environment::abort(int code) {
+#ifdef KSPECTER_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
+
+}  // namespace kspecter::parallel

@@ -1,0 +1,65 @@
+// The kspecter executable: every subcommand answers --help, `info` reports the build, and
+// usage errors exit with 2.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result run(std::string const& args) {
+  std::string const cmd = std::string(KSPECTER_CLI_PATH) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  Result r{-1, {}};
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p.get())) r.out += buf.data();
+  int const st = pclose(p.release());
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(cli, info_reports_version_and_backends) {
+  auto const r = run("info");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("kokkos            3."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backends"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Serial"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mpi"), std::string::npos) << r.out;
+}
+
+TEST(cli, every_command_has_help) {
+  auto const top = run("--help");
+  ASSERT_EQ(top.status, 0) << top.out;
+  // Each command listed under "commands:" must answer --help with its usage line.
+  auto pos = top.out.find("commands:\n");
+  ASSERT_NE(pos, std::string::npos);
+  pos += 10;
+  int n = 0;
+  while (pos < top.out.size() && top.out.compare(pos, 2, "  ") == 0) {
+    auto const end = top.out.find(' ', pos + 2);
+    std::string const name = top.out.substr(pos + 2, end - pos - 2);
+    auto const h = run(name + " --help");
+    EXPECT_EQ(h.status, 0) << name << ": " << h.out;
+    EXPECT_NE(h.out.find("usage: kspecter " + name), std::string::npos) << h.out;
+    ++n;
+    pos = top.out.find('\n', pos) + 1;
+  }
+  EXPECT_GE(n, 1);
+}
+
+TEST(cli, usage_errors_exit_2) {
+  EXPECT_EQ(run("no-such-command").status, 2);
+  EXPECT_EQ(run("info --no-such-option").status, 2);
+  EXPECT_EQ(run("info --threads notanumber").status, 2);
+  EXPECT_EQ(run("").status, 2);
+}
+
+}  // namespace

@@ -1,0 +1,4 @@
+#pragma once
+#include <Kokkos_Core.hpp>
+using TEST_EXECSPACE = Kokkos::Cuda;
+#define TEST_CATEGORY cuda

@@ -1,0 +1,12 @@
+// GoogleTest entry point with Kokkos brought up once for every backend of the build.
+#include <kspecter/core/kokkos_compat.hpp>
+
+#include <gtest/gtest.h>
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  kspecter::compat::initialize({});
+  int const rc = RUN_ALL_TESTS();
+  Kokkos::finalize();
+  return rc;
+}
