@@ -1,0 +1,43 @@
+// Batched dense linear algebra for extraction (extraction.md §4), as team kernels: one
+// matrix per team, the batch index first. It knows nothing about PSFs or images.
+//
+// All matrices are symmetric positive (semi)definite, double precision, LayoutRight.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+namespace kspecter::solve {
+
+template <class MemorySpace>
+using MatrixBatch = Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace>;  // [batch][n][n]
+template <class MemorySpace>
+using VectorBatch = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;   // [batch][n]
+template <class MemorySpace>
+using BlockBatch = Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>;  // [batch][nblock][m][m]
+
+/// In-place Cholesky A = L Lᵀ of every matrix; L is left in the lower triangle.
+/// info(b) = 0 on success, k + 1 if the k-th pivot was not positive (that matrix is then
+/// unusable and the caller masks it; nothing aborts).
+template <class ExecSpace>
+void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,
+              Kokkos::View<int*, typename ExecSpace::memory_space> info);
+
+/// Solves L Lᵀ x = b in place (b becomes x) with the factor from cholesky().
+template <class ExecSpace>
+void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
+                    VectorBatch<typename ExecSpace::memory_space> b);
+
+/// The diagonal blocks of A⁻¹ = (L Lᵀ)⁻¹ for blocks of size m along the diagonal
+/// (n = nblock * m): c(b, k) = [A⁻¹][k m : (k+1) m, k m : (k+1) m]. Overwrites l (e.g. with L⁻¹).
+template <class ExecSpace>
+void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
+                             BlockBatch<typename ExecSpace::memory_space> c);
+
+/// In place, c(i) becomes Q = c(i)^(-1/2), the symmetric inverse square root, for every
+/// matrix of the batch [nmat][m][m]. Eigenvalues below rel_clip * (largest eigenvalue) are
+/// raised to that floor, so Q stays finite for nearly singular blocks.
+template <class ExecSpace>
+void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
+                  double rel_clip = 1e-14);
+
+}  // namespace kspecter::solve
