@@ -38,7 +38,7 @@ log() { echo "bootstrap-deps: $*" >&2; }
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---------------------------------------------------------------- Debian packages
-packages=(build-essential cmake pkg-config dpkg-dev libcfitsio-dev libhdf5-openmpi-dev
+packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev libhdf5-openmpi-dev
           libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
 if [ "$do_apt" = 1 ]; then
   step="install Debian packages"
@@ -99,10 +99,23 @@ kokkos_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE
               -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_TESTS=OFF
               -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON)
 if [ "$backend" = cuda ]; then
-  step="patch Kokkos $kokkos_version for nvcc 13"
-  (cd "$work/kokkos" && patch -p1 -s < "$here/patches/kokkos-3.4.01-cuda13.patch")
-  kokkos_flags+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_${cuda_arch}=ON
-                 -DCMAKE_CXX_COMPILER="$work/kokkos/bin/nvcc_wrapper")
+  step="find nvcc"
+  # nvcc_wrapper calls the nvcc on PATH (or $CUDA_ROOT/bin/nvcc).
+  if ! command -v nvcc >/dev/null 2>&1; then
+    for d in "${CUDA_ROOT:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
+      if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then export PATH="$d/bin:$PATH"; break; fi
+    done
+  fi
+  command -v nvcc >/dev/null 2>&1 || { log "nvcc not found: put the CUDA toolkit's bin on PATH or set CUDA_ROOT"; false; }
+  log "CUDA: $(nvcc --version | tail -n 2 | head -n 1), Kokkos_ARCH_${cuda_arch}"
+  step="patch Kokkos $kokkos_version for nvcc 13 and Hopper"
+  for p in "$here"/patches/kokkos-"$kokkos_version"-*.patch; do
+    [ -f "$p" ] || continue
+    log "applying $(basename "$p")"
+    (cd "$work/kokkos" && patch -p1 -s --no-backup-if-mismatch < "$p")
+  done
+  kokkos_flags+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ENABLE_CUDA_CONSTEXPR=ON
+                 -DKokkos_ARCH_${cuda_arch}=ON -DCMAKE_CXX_COMPILER="$work/kokkos/bin/nvcc_wrapper")
 fi
 step="configure Kokkos"
 cmake -S "$work/kokkos" -B "$work/kokkos-build" "${kokkos_flags[@]}" >"$work/kokkos-configure.log" 2>&1 \
@@ -113,7 +126,16 @@ cmake --build "$work/kokkos-build" -j "$jobs" >"$work/kokkos-build.log" 2>&1 \
 cmake --install "$work/kokkos-build" >/dev/null
 step="configure Kokkos Kernels"
 kk_cxx=()
-[ "$backend" = cuda ] && kk_cxx=(-DCMAKE_CXX_COMPILER="$stage/bin/nvcc_wrapper")
+# cuBLAS/cuSPARSE would be linked into every consumer; the batched kernels don't need them.
+[ "$backend" = cuda ] && kk_cxx=(-DCMAKE_CXX_COMPILER="$stage/bin/nvcc_wrapper"
+                                 -DKokkosKernels_ENABLE_TPL_CUBLAS=OFF -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF)
+if [ "$backend" = cuda ]; then
+  for p in "$here"/patches/kokkos-kernels-"$kokkos_version"-*.patch; do
+    [ -f "$p" ] || continue
+    step="patch Kokkos Kernels with $(basename "$p")"
+    (cd "$work/kokkos-kernels" && patch -p1 -s --no-backup-if-mismatch < "$p")
+  done
+fi
 cmake -S "$work/kokkos-kernels" -B "$work/kk-build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$stage" -DKokkos_ROOT="$stage" "${kk_cxx[@]}" \
   -DKokkosKernels_ENABLED_COMPONENTS=BATCHED -DKokkosKernels_INST_DOUBLE=OFF \
@@ -127,6 +149,9 @@ cmake --install "$work/kk-build" >/dev/null
 step="publish the cache entry"
 # The installed CMake configs name the staging folder; point them at the final prefix.
 grep -rlF "$stage" "$stage/lib/cmake" "$stage/bin" 2>/dev/null | xargs -r sed -i "s|$stage|$prefix|g"
+# Kokkos records the compiler it was built with (for CUDA the wrapper in the scratch copy of the
+# source); consumers that are not nvcc_wrapper get redirected to it, so name the installed one.
+grep -rlF "$work/kokkos/bin/" "$stage/lib/cmake" 2>/dev/null | xargs -r sed -i "s|$work/kokkos/bin/|$prefix/bin/|g"
 touch "$stage/.complete"
 rm -rf "$prefix"
 mv "$stage" "$prefix"
