@@ -5,5 +5,6 @@
 namespace kspecter::cli {
 
 int run_info(int argc, char** argv);
+int run_make_psf(int argc, char** argv);
 
 }  // namespace kspecter::cli

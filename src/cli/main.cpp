@@ -19,6 +19,7 @@ struct Command {
 
 Command const commands[] = {
     {"info", "version, Kokkos backends, devices and MPI size", kspecter::cli::run_info},
+    {"make-psf", "write a synthetic DESI-r-like GaussHermite PSF", kspecter::cli::run_make_psf},
 };
 
 void usage(std::FILE* to) {

@@ -10,6 +10,8 @@ namespace kspecter::psf {
 
 /// Legendre expansions of one quantity for every fiber over [wavemin, wavemax]:
 /// value(fiber, w) = sum_k coeff[fiber * ncoef + k] * P_k(2 (w - wavemin)/(wavemax - wavemin) - 1).
+/// Every stored coefficient is used (as specter and gpu_specter do), whatever the LEGDEGW
+/// column of the file says: specex leaves stale values in the unused slots of some rows.
 struct LegendreSet {
   double wavemin = 0, wavemax = 0;
   int nfiber = 0, ncoef = 0;
@@ -20,6 +22,9 @@ struct LegendreSet {
 };
 
 /// A whole GaussHermite PSF of one camera.
+///
+/// Fibers are addressed by their row in the file (0 .. nfiber-1); `fibermin` is the
+/// absolute fiber number of row 0 (500 for an r1 camera).
 struct GaussHermitePsf {
   int nfiber = 0;            // fibers in the file (rows of XTRACE)
   int fibermin = 0;          // FIBERMIN: the absolute index of fiber 0
@@ -33,12 +38,28 @@ struct GaussHermitePsf {
 
   /// Index of a parameter by name, or -1.
   int param_index(std::string const& name) const;
+  /// Index of GH-i-j (i: x degree, j: y degree), or -1.
+  int gh_index(int i, int j) const;
   /// Spot size.
   int spot_nx() const { return 2 * hsizex + 1; }
   int spot_ny() const { return 2 * hsizey + 1; }
-  /// Wavelength range over which every expansion is valid.
+  /// Wavelength range over which every expansion is valid (the intersection of the
+  /// XTRACE, YTRACE and PSF table ranges).
   double wavemin() const;
   double wavemax() const;
+  /// True when TAILAMP exists and is not identically zero (tails then matter).
+  bool has_tails() const;
 };
+
+/// Largest Gauss-Hermite degree and spot half size kspecter accepts (far above DESI's 6 and
+/// 8): they bound the team scratch of the spot kernel.
+inline constexpr int max_gh_degree = 20;
+inline constexpr int max_half_size = 64;
+
+/// Checks that an in-memory PSF is self-consistent (shapes, degrees, GH-i-j present for all
+/// i <= ghdegx, j <= ghdegy and none beyond, GHSIGX/GHSIGY present, TAIL* complete when
+/// TAILAMP is, finite coefficients, valid ranges). Returns "" when it is, else the first
+/// problem in words. io::read_psf reports file-level problems itself, with the HDU named.
+std::string check_psf(GaussHermitePsf const& psf);
 
 }  // namespace kspecter::psf

@@ -2,19 +2,19 @@
 // (extraction.md §1-2).
 #pragma once
 
+#include <kspecter/core/error.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/psf/device_psf.hpp>
 #include <kspecter/psf/gauss_hermite_psf.hpp>
+#include <kspecter/psf/spot_kernel.hpp>
 
 #include <Kokkos_Core.hpp>
 
-namespace kspecter::psf {
+#include <cmath>
+#include <sstream>
+#include <string>
 
-/// The PSF's coefficients in device memory, ready for the spot kernel.
-template <class MemorySpace>
-struct DevicePsf {
-  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> xtrace, ytrace;  // [nfiber][ncoef]
-  Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace> params;  // [nparam][nfiber][ncoef]
-  // (the implementation adds the ranges, degrees and parameter indices it needs)
-};
+namespace kspecter::psf {
 
 /// Spots of fibers [fiber_begin, fiber_begin + nfiber) at the given wavelengths.
 template <class MemorySpace>
@@ -24,18 +24,141 @@ struct Spots {
   int fiber_begin = 0;
 };
 
-/// Copies a host PSF to the device.
-template <class ExecSpace>
-DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
-                                                     GaussHermitePsf const& psf);
+/// How compute_spots runs. The defaults are what extraction needs.
+struct SpotOptions {
+  /// Accept wavelengths outside the PSF's range (the Legendre series are then extrapolated).
+  bool allow_extrapolation = false;
+  /// Add the TAIL* power-law wings when the PSF has them (TAILAMP not identically 0), as
+  /// specter does; false ignores them always, as gpu_specter does.
+  bool tails = true;
+  /// Launch shape; 0 picks the backend's default (host: one thread per team, 32 kB of
+  /// scratch; GPU: 8 wavelengths per team, 8 x 32 threads). Wavelengths per team are capped
+  /// by TeamPolicy::scratch_size_max(0).
+  int waves_per_team = 0;
+  int team_size = 0;
+  int vector_length = 0;
+};
 
 /// Evaluates spots; throws ParameterError if a wavelength is outside the PSF's range
-/// (unless allow_extrapolation) or a fiber is outside the PSF.
+/// (unless allow_extrapolation) or not finite, or a fiber is outside the PSF.
+/// `fiber_begin` counts rows of the PSF (0 .. psf.nfiber-1), not absolute fiber numbers.
+/// `out` is (re)allocated when its extents differ from [nfiber][nwave][ny][nx].
+/// A spot whose values are all <= 0 or not finite (a broken PSF) comes out as all zeros.
+/// Asynchronous on `space` apart from the wavelength check (a small copy to the host).
 template <class ExecSpace>
 void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
                    DevicePsf<typename ExecSpace::memory_space> const& psf, int fiber_begin,
                    int nfiber,
                    Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
-                   Spots<typename ExecSpace::memory_space>& out, bool allow_extrapolation = false);
+                   Spots<typename ExecSpace::memory_space>& out, SpotOptions const& options) {
+  using mem = typename ExecSpace::memory_space;
+  ScopedRegion region("kspecter::psf::compute_spots");
+  if (host_psf.nfiber != psf.nfiber || host_psf.hsizex != psf.hsizex ||
+      host_psf.hsizey != psf.hsizey)
+    throw ParameterError("compute_spots: the host PSF and the device PSF differ");
+  detail::check_fiber_range(psf.nfiber, fiber_begin, nfiber);
+  int const nwave = static_cast<int>(wavelengths.extent(0));
+
+  // Wavelength check on the host: a few kB, and it keeps the kernel free of error paths.
+  {
+    auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), wavelengths);
+    double const lo = psf.valid_wavemin(), hi = psf.valid_wavemax();
+    for (int i = 0; i < nwave; ++i) {
+      double const w = h(i);
+      if (!std::isfinite(w))
+        throw ParameterError("compute_spots: wavelength #" + std::to_string(i) +
+                             " is not finite");
+      if (!options.allow_extrapolation && (w < lo || w > hi)) {
+        std::ostringstream o;
+        o.precision(10);
+        o << "compute_spots: wavelength " << w << " A (#" << i << ") is outside the PSF's range ["
+          << lo << ", " << hi << "] A; extrapolation was not allowed";
+        throw ParameterError(o.str());
+      }
+    }
+  }
+
+  int const nx = psf.spot_nx(), ny = psf.spot_ny();
+  using V4 = Kokkos::View<double****, Kokkos::LayoutRight, mem>;
+  using V2i = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
+  if (int(out.values.extent(0)) != nfiber || int(out.values.extent(1)) != nwave ||
+      int(out.values.extent(2)) != ny || int(out.values.extent(3)) != nx)
+    out.values = V4(Kokkos::view_alloc(std::string("kspecter::psf::spots"),
+                                       Kokkos::WithoutInitializing),
+                    nfiber, nwave, ny, nx);
+  if (int(out.xc.extent(0)) != nfiber || int(out.xc.extent(1)) != nwave)
+    out.xc = V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_xc"),
+                                    Kokkos::WithoutInitializing), nfiber, nwave);
+  if (int(out.yc.extent(0)) != nfiber || int(out.yc.extent(1)) != nwave)
+    out.yc = V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_yc"),
+                                    Kokkos::WithoutInitializing), nfiber, nwave);
+  out.fiber_begin = fiber_begin;
+  if (nfiber == 0 || nwave == 0) return;
+
+  detail::SpotKernel<ExecSpace> k;
+  k.xtrace = psf.xtrace;
+  k.ytrace = psf.ytrace;
+  k.sp = psf.spot_params;
+  k.wave = wavelengths;
+  k.values = out.values;
+  k.xc = out.xc;
+  k.yc = out.yc;
+  k.fiber_begin = fiber_begin;
+  k.nwave = nwave;
+  k.hsizex = psf.hsizex;
+  k.hsizey = psf.hsizey;
+  k.nx = nx;
+  k.ny = ny;
+  k.ngx = psf.ghdegx + 1;
+  k.ngy = psf.ghdegy + 1;
+  k.tails = psf.tails && options.tails;
+  k.nsp = psf.nspot_param();
+  k.nterm = 2 + 2 + k.ngx * k.ngy + (k.tails ? 5 : 0);
+  k.ncx = int(psf.xtrace.extent(1));
+  k.ncy = int(psf.ytrace.extent(1));
+  k.ncp = int(psf.spot_params.extent(2));
+  k.xw0 = psf.xwavemin;
+  k.xw1 = psf.xwavemax;
+  k.yw0 = psf.ywavemin;
+  k.yw1 = psf.ywavemax;
+  k.pw0 = psf.wavemin;
+  k.pw1 = psf.wavemax;
+  k.layout();
+
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  int team_size = options.team_size > 0 ? options.team_size : (host ? 1 : 8);
+  int vector_length = options.vector_length > 0 ? options.vector_length : (host ? 1 : 32);
+  if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
+  int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
+  int const scratch_max = Policy::scratch_size_max(0);
+  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (host ? 64 : 8);
+  if (wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
+  if (wpt < 1)
+    throw ParameterError("compute_spots: one wavelength's scratch (" +
+                         std::to_string(bytes_per_wave) + " B) exceeds the team scratch limit (" +
+                         std::to_string(scratch_max) + " B): spot or Gauss-Hermite degree too large");
+  if (wpt > nwave) wpt = nwave;
+  k.waves_per_team = wpt;
+  k.nblocks = (nwave + wpt - 1) / wpt;
+  using Scratch = typename detail::SpotKernel<ExecSpace>::scratch_view;
+  Policy policy(space, nfiber * k.nblocks, team_size, vector_length);
+  Kokkos::parallel_for(
+      "kspecter::psf::spots",
+      policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(std::size_t(wpt) * k.per_wave))),
+      k);
+}
+
+/// compute_spots with default options but for allow_extrapolation.
+template <class ExecSpace>
+void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
+                   DevicePsf<typename ExecSpace::memory_space> const& psf, int fiber_begin,
+                   int nfiber,
+                   Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
+                   Spots<typename ExecSpace::memory_space>& out, bool allow_extrapolation = false) {
+  SpotOptions o;
+  o.allow_extrapolation = allow_extrapolation;
+  compute_spots(space, host_psf, psf, fiber_begin, nfiber, wavelengths, out, o);
+}
 
 }  // namespace kspecter::psf

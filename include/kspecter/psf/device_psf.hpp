@@ -1,0 +1,199 @@
+// The PSF's Legendre coefficients in device memory, and device evaluation of traces and
+// parameters (extraction.md §1) for a block of fibers x wavelengths.
+#pragma once
+
+#include <kspecter/core/error.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/psf/gauss_hermite_psf.hpp>
+#include <kspecter/psf/legendre.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kspecter::psf {
+
+/// The PSF's coefficients in device memory, ready for the spot kernel.
+template <class MemorySpace>
+struct DevicePsf {
+  using memory_space = MemorySpace;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> xtrace, ytrace;  // [nfiber][ncoef]
+  Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace> params;  // [nparam][nfiber][ncoef]
+  /// What one spot needs, fiber-major so that a team reads one contiguous block:
+  /// [nfiber][nspot_param][ncoef] with rows GHSIGX, GHSIGY, GH-i-j (i = 0..ghdegx outer,
+  /// j = 0..ghdegy inner), then TAILAMP, TAILCORE, TAILXSCA, TAILYSCA, TAILINDE when
+  /// `tails` is true.
+  Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace> spot_params;
+  int nfiber = 0;
+  int hsizex = 0, hsizey = 0, ghdegx = 0, ghdegy = 0;
+  double xwavemin = 0, xwavemax = 0;  // XTRACE range
+  double ywavemin = 0, ywavemax = 0;  // YTRACE range
+  double wavemin = 0, wavemax = 0;    // PSF table range (every other parameter)
+  bool tails = false;                 // TAILAMP present and not identically zero
+
+  int spot_nx() const { return 2 * hsizex + 1; }
+  int spot_ny() const { return 2 * hsizey + 1; }
+  /// Rows of spot_params.
+  int nspot_param() const { return 2 + (ghdegx + 1) * (ghdegy + 1) + (tails ? 5 : 0); }
+  /// Range over which every expansion is valid.
+  double valid_wavemin() const {
+    double w = xwavemin > ywavemin ? xwavemin : ywavemin;
+    return w > wavemin ? w : wavemin;
+  }
+  double valid_wavemax() const {
+    double w = xwavemax < ywavemax ? xwavemax : ywavemax;
+    return w < wavemax ? w : wavemax;
+  }
+};
+
+/// Copies a host PSF to the device (fences `space` before returning). Throws
+/// ParameterError if the PSF is inconsistent (see check_psf).
+template <class ExecSpace>
+DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
+                                                     GaussHermitePsf const& psf) {
+  using mem = typename ExecSpace::memory_space;
+  ScopedRegion region("kspecter::psf::to_device");
+  std::string const problem = check_psf(psf);
+  if (!problem.empty()) throw ParameterError("GaussHermite PSF: " + problem);
+
+  DevicePsf<mem> d;
+  d.nfiber = psf.nfiber;
+  d.hsizex = psf.hsizex;
+  d.hsizey = psf.hsizey;
+  d.ghdegx = psf.ghdegx;
+  d.ghdegy = psf.ghdegy;
+  d.xwavemin = psf.xtrace.wavemin;
+  d.xwavemax = psf.xtrace.wavemax;
+  d.ywavemin = psf.ytrace.wavemin;
+  d.ywavemax = psf.ytrace.wavemax;
+  d.wavemin = psf.params[0].wavemin;
+  d.wavemax = psf.params[0].wavemax;
+  d.tails = psf.has_tails();
+
+  auto copy2 = [&](LegendreSet const& s, char const* label) {
+    Kokkos::View<double**, Kokkos::LayoutRight, mem> v(
+        Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), s.nfiber, s.ncoef);
+    auto h = Kokkos::create_mirror_view(v);
+    for (int f = 0; f < s.nfiber; ++f)
+      for (int k = 0; k < s.ncoef; ++k) h(f, k) = s.coeff[std::size_t(f) * s.ncoef + k];
+    Kokkos::deep_copy(space, v, h);
+    space.fence();  // the mirror dies at the end of this lambda
+    return v;
+  };
+  d.xtrace = copy2(psf.xtrace, "kspecter::psf::xtrace");
+  d.ytrace = copy2(psf.ytrace, "kspecter::psf::ytrace");
+
+  int const nparam = static_cast<int>(psf.params.size());
+  int const ncoef = psf.params[0].ncoef;
+  d.params = Kokkos::View<double***, Kokkos::LayoutRight, mem>(
+      Kokkos::view_alloc(std::string("kspecter::psf::params"), Kokkos::WithoutInitializing),
+      nparam, psf.nfiber, ncoef);
+  auto hp = Kokkos::create_mirror_view(d.params);
+  for (int p = 0; p < nparam; ++p)
+    for (int f = 0; f < psf.nfiber; ++f)
+      for (int k = 0; k < ncoef; ++k) hp(p, f, k) = psf.params[p].coeff[std::size_t(f) * ncoef + k];
+  Kokkos::deep_copy(space, d.params, hp);
+
+  // Rows of spot_params, in the kernel's order.
+  std::vector<int> rows;
+  rows.push_back(psf.param_index("GHSIGX"));
+  rows.push_back(psf.param_index("GHSIGY"));
+  for (int i = 0; i <= psf.ghdegx; ++i)
+    for (int j = 0; j <= psf.ghdegy; ++j) rows.push_back(psf.gh_index(i, j));
+  if (d.tails)
+    for (char const* n : {"TAILAMP", "TAILCORE", "TAILXSCA", "TAILYSCA", "TAILINDE"})
+      rows.push_back(psf.param_index(n));
+  int const ns = static_cast<int>(rows.size());
+  d.spot_params = Kokkos::View<double***, Kokkos::LayoutRight, mem>(
+      Kokkos::view_alloc(std::string("kspecter::psf::spot_params"), Kokkos::WithoutInitializing),
+      psf.nfiber, ns, ncoef);
+  auto hs = Kokkos::create_mirror_view(d.spot_params);
+  for (int f = 0; f < psf.nfiber; ++f)
+    for (int r = 0; r < ns; ++r)
+      for (int k = 0; k < ncoef; ++k)
+        hs(f, r, k) = psf.params[rows[r]].coeff[std::size_t(f) * ncoef + k];
+  Kokkos::deep_copy(space, d.spot_params, hs);
+  space.fence();
+  return d;
+}
+
+namespace detail {
+
+/// ParameterError unless [fiber_begin, fiber_begin + nfiber) lies in the PSF.
+inline void check_fiber_range(int psf_nfiber, int fiber_begin, int nfiber) {
+  if (nfiber < 0 || fiber_begin < 0 || fiber_begin + nfiber > psf_nfiber)
+    throw ParameterError("PSF fibers [" + std::to_string(fiber_begin) + ", " +
+                         std::to_string(fiber_begin + nfiber) + ") are outside the PSF's " +
+                         std::to_string(psf_nfiber) + " fibers");
+}
+
+}  // namespace detail
+
+/// Trace positions x(w), y(w) in CCD pixels of fibers [fiber_begin, fiber_begin + nfiber)
+/// (rows of the PSF) at `wavelengths`, into x and y [nfiber][nwave] (allocated or resized
+/// here). No range check: the caller decides whether extrapolation is acceptable.
+template <class ExecSpace>
+void evaluate_traces(
+    ExecSpace const& space, DevicePsf<typename ExecSpace::memory_space> const& psf,
+    int fiber_begin, int nfiber,
+    Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
+    Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& x,
+    Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& y) {
+  detail::check_fiber_range(psf.nfiber, fiber_begin, nfiber);
+  int const nwave = static_cast<int>(wavelengths.extent(0));
+  using V2 = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+  if (int(x.extent(0)) != nfiber || int(x.extent(1)) != nwave)
+    x = V2(Kokkos::view_alloc(std::string("kspecter::psf::trace_x"), Kokkos::WithoutInitializing),
+           nfiber, nwave);
+  if (int(y.extent(0)) != nfiber || int(y.extent(1)) != nwave)
+    y = V2(Kokkos::view_alloc(std::string("kspecter::psf::trace_y"), Kokkos::WithoutInitializing),
+           nfiber, nwave);
+  auto const xt = psf.xtrace;
+  auto const yt = psf.ytrace;
+  double const xw0 = psf.xwavemin, xw1 = psf.xwavemax, yw0 = psf.ywavemin, yw1 = psf.ywavemax;
+  int const nxc = int(xt.extent(1)), nyc = int(yt.extent(1));
+  auto xo = x;
+  auto yo = y;
+  Kokkos::parallel_for(
+      "kspecter::psf::evaluate_traces",
+      Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(nfiber) * nwave),
+      KOKKOS_LAMBDA(std::size_t const idx) {
+        int const f = int(idx / nwave), w = int(idx % nwave);
+        double const lam = wavelengths(w);
+        xo(f, w) = legendre_sum(&xt(fiber_begin + f, 0), nxc, legendre_u(lam, xw0, xw1));
+        yo(f, w) = legendre_sum(&yt(fiber_begin + f, 0), nyc, legendre_u(lam, yw0, yw1));
+      });
+}
+
+/// Parameter `param` (an index into GaussHermitePsf::param_names) of fibers
+/// [fiber_begin, fiber_begin + nfiber) at `wavelengths`, into out [nfiber][nwave].
+template <class ExecSpace>
+void evaluate_param(
+    ExecSpace const& space, DevicePsf<typename ExecSpace::memory_space> const& psf, int param,
+    int fiber_begin, int nfiber,
+    Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
+    Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& out) {
+  detail::check_fiber_range(psf.nfiber, fiber_begin, nfiber);
+  if (param < 0 || param >= int(psf.params.extent(0)))
+    throw ParameterError("PSF parameter index " + std::to_string(param) + " is out of range");
+  int const nwave = static_cast<int>(wavelengths.extent(0));
+  if (int(out.extent(0)) != nfiber || int(out.extent(1)) != nwave)
+    out = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(std::string("kspecter::psf::param"), Kokkos::WithoutInitializing),
+        nfiber, nwave);
+  auto const c = psf.params;
+  double const w0 = psf.wavemin, w1 = psf.wavemax;
+  int const ncoef = int(c.extent(2));
+  auto o = out;
+  Kokkos::parallel_for(
+      "kspecter::psf::evaluate_param",
+      Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(nfiber) * nwave),
+      KOKKOS_LAMBDA(std::size_t const idx) {
+        int const f = int(idx / nwave), w = int(idx % nwave);
+        o(f, w) = legendre_sum(&c(param, fiber_begin + f, 0), ncoef,
+                               legendre_u(wavelengths(w), w0, w1));
+      });
+}
+
+}  // namespace kspecter::psf
