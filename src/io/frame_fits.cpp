@@ -135,6 +135,29 @@ void write_frame_fits(std::string const& path, FrameData const& fr) {
   out.commit();
 }
 
+void write_model_image(std::string const& path, int nx, int ny, std::vector<float> const& model,
+                       std::vector<std::pair<std::string, std::string>> const& header) {
+  if (model.size() != std::size_t(nx) * ny)
+    throw ParameterError(path + ": model image has " + std::to_string(model.size()) +
+                         " pixels, expected " + std::to_string(std::size_t(nx) * ny));
+  AtomicOutput out(path);
+  int status = 0;
+  fitsfile* raw = nullptr;
+  fits_create_file(&raw, out.temp_path().c_str(), &status);
+  check(status, path, "", "cannot create file");
+  FitsPtr f(raw);
+  write_image(f.get(), path, "MODEL", FLOAT_IMG, TFLOAT, {long(nx), long(ny)}, model.data(),
+              "electron");
+  for (auto const& [key, value] : header)
+    fits_update_key_longstr(f.get(), const_cast<char*>(key.c_str()),
+                            const_cast<char*>(value.c_str()), nullptr, &status);
+  fits_write_chksum(f.get(), &status);
+  raw = f.release();
+  fits_close_file(raw, &status);
+  check(status, path, "MODEL", "cannot finish writing");
+  out.commit();
+}
+
 FrameData read_frame_fits(std::string const& path) {
   int status = 0;
   fitsfile* raw = nullptr;

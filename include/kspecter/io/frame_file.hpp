@@ -35,6 +35,10 @@ void write_frame(std::string const& path, FrameData const& frame);
 /// Reads a frame written by write_frame (FITS or HDF5), for tests and tools.
 FrameData read_frame(std::string const& path);
 
+/// Writes a model image (FITS, HDU MODEL, electrons) with the given header cards, atomically.
+void write_model_image(std::string const& path, int nx, int ny, std::vector<float> const& model,
+                       std::vector<std::pair<std::string, std::string>> const& header = {});
+
 /// True when the name selects the HDF5 format.
 bool is_hdf5_name(std::string const& path);
 
