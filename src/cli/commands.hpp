@@ -6,5 +6,7 @@ namespace kspecter::cli {
 
 int run_info(int argc, char** argv);
 int run_make_psf(int argc, char** argv);
+int run_simulate(int argc, char** argv);
+int run_extract(int argc, char** argv);
 
 }  // namespace kspecter::cli

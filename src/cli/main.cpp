@@ -20,6 +20,8 @@ struct Command {
 Command const commands[] = {
     {"info", "version, Kokkos backends, devices and MPI size", kspecter::cli::run_info},
     {"make-psf", "write a synthetic DESI-r-like GaussHermite PSF", kspecter::cli::run_make_psf},
+    {"simulate", "simulate a preproc CCD frame from spectra and a PSF", kspecter::cli::run_simulate},
+    {"extract", "extract spectra from a preproc image with a PSF (spectroperfectionism)", kspecter::cli::run_extract},
 };
 
 void usage(std::FILE* to) {
