@@ -16,8 +16,9 @@ template <class MemorySpace>
 using BlockBatch = Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>;  // [batch][nblock][m][m]
 
 /// In-place Cholesky A = L Lᵀ of every matrix; L is left in the lower triangle.
+/// Only the lower triangle is read or written (the strict upper triangle keeps its values).
 /// info(b) = 0 on success, k + 1 if the k-th pivot was not positive (that matrix is then
-/// unusable and the caller masks it; nothing aborts).
+/// unusable and the caller masks it; nothing aborts, the other matrices are unaffected).
 template <class ExecSpace>
 void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,
               Kokkos::View<int*, typename ExecSpace::memory_space> info);
@@ -28,16 +29,24 @@ void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memo
                     VectorBatch<typename ExecSpace::memory_space> b);
 
 /// The diagonal blocks of A⁻¹ = (L Lᵀ)⁻¹ for blocks of size m along the diagonal
-/// (n = nblock * m): c(b, k) = [A⁻¹][k m : (k+1) m, k m : (k+1) m]. Overwrites l (e.g. with L⁻¹).
+/// (n = nblock * m): c(b, k) = [A⁻¹][k m : (k+1) m, k m : (k+1) m], exactly symmetric.
+/// Overwrites l: its lower triangle becomes L⁻¹, parts of its upper triangle zeros.
 template <class ExecSpace>
 void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
                              BlockBatch<typename ExecSpace::memory_space> c);
 
 /// In place, c(i) becomes Q = c(i)^(-1/2), the symmetric inverse square root, for every
 /// matrix of the batch [nmat][m][m]. Eigenvalues below rel_clip * (largest eigenvalue) are
-/// raised to that floor, so Q stays finite for nearly singular blocks.
+/// raised to that floor, so Q stays finite for nearly singular blocks (the floor is per
+/// matrix; gpu_specter's clip_scale is the same 1e-14). Q is exactly symmetric. A matrix with
+/// no positive eigenvalue, or holding NaN/Inf, gets Q = 0. rel_clip must be in (0, 1).
 template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                   double rel_clip = 1e-14);
 
 }  // namespace kspecter::solve
+
+// Implementations (team kernels, header-only so that each backend instantiates them).
+#include <kspecter/solve/cholesky.hpp>
+#include <kspecter/solve/inverse_blocks.hpp>
+#include <kspecter/solve/inverse_sqrt.hpp>

@@ -1,0 +1,316 @@
+// Symmetric inverse square root of a batch of small SPD matrices (declared in batched.hpp):
+// Householder tridiagonalisation, implicit QL with Wilkinson shifts, Q = V diag(w^-1/2) Vᵀ.
+#pragma once
+
+#include <kspecter/core/error.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/solve/batched.hpp>
+#include <kspecter/solve/team_gemm.hpp>
+#include <kspecter/solve/tuning.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+namespace kspecter::solve {
+
+namespace detail {
+
+/// Reduces the symmetric m x m matrix a (full storage, row-major) to tridiagonal form
+/// T = Zᵀ a Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ. Leaves d (diagonal), e (e[k] =
+/// T[k][k+1], e[m-1] = 0), tau, and v_k in row k of a (columns k+1..m-1); the rest of a is
+/// scratch afterwards.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, int m, double* d,
+                                                double* e, double* tau, double* pv) {
+  for (int k = 0; k + 1 < m; ++k) {
+    int const r = m - k - 1;
+    double* row = a + k * m + k + 1;  // x = a[k][k+1:], becomes v
+    double const x0 = row[0];
+    double sigma = 0.0;
+    if (r > 1)
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, r), [&](int t, double& acc) { acc += row[t] * row[t]; },
+          sigma);
+    if (r == 1 || sigma == 0.0) {
+      // Nothing to annihilate (or only underflowing values): H_k = I.
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        d[k] = a[k * m + k];
+        e[k] = x0;
+        tau[k] = 0.0;
+      });
+      continue;
+    }
+    double const nrm = compat::sqrt(sigma);
+    double const alpha = x0 > 0.0 ? -nrm : nrm;
+    double const tk = 1.0 / (sigma - x0 * alpha);  // 2 / vᵀv, no cancellation
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      row[0] = x0 - alpha;
+      d[k] = a[k * m + k];
+      e[k] = alpha;
+      tau[k] = tk;
+    });
+    team.team_barrier();
+    // p = tau A' v with A' = a[k+1:, k+1:]
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
+      double const* ai = a + (k + 1 + i) * m + k + 1;
+      double s = 0.0;
+      for (int j = 0; j < r; ++j) s += ai[j] * row[j];
+      pv[i] = tk * s;
+    });
+    team.team_barrier();
+    double vp = 0.0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += row[i] * pv[i]; }, vp);
+    double const half = 0.5 * tk * vp;
+    // A' -= v wᵀ + w vᵀ with w = p - half v
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
+      double* ai = a + (k + 1 + i) * m + k + 1;
+      double const vi = row[i], wi = pv[i] - half * vi;
+      for (int j = 0; j < r; ++j) ai[j] -= vi * (pv[j] - half * row[j]) + wi * row[j];
+    });
+    team.team_barrier();
+  }
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    d[m - 1] = a[(m - 1) * m + m - 1];
+    e[m - 1] = 0.0;
+  });
+  team.team_barrier();
+}
+
+/// zt = Zᵀ = H_{m-3} ⋯ H_0 from the reflectors left by team_tridiagonalize, accumulated
+/// backwards so that step k only touches zt[k+1:, k+1:]. Each row is one dot and one axpy.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, int m,
+                                         double const* tau, double* zt) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+    for (int j = 0; j < m; ++j) zt[i * m + j] = i == j ? 1.0 : 0.0;
+  });
+  team.team_barrier();
+  for (int k = m - 3; k >= 0; --k) {
+    double const tk = tau[k];
+    if (tk == 0.0) continue;
+    int const r = m - k - 1;
+    double const* v = a + k * m + k + 1;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
+      double* zi = zt + (k + 1 + i) * m + k + 1;
+      double u = 0.0;
+      for (int c = 0; c < r; ++c) u += zi[c] * v[c];
+      u *= tk;
+      for (int c = 0; c < r; ++c) zi[c] -= u * v[c];
+    });
+    team.team_barrier();
+  }
+}
+
+/// Eigenvalues of the symmetric tridiagonal (d, e) by implicit QL with Wilkinson shifts;
+/// every plane rotation is applied to the rows of zt, whose rows end as the eigenvectors
+/// of the original matrix. One thread runs the (sequential) chain of a QL sweep and records
+/// its rotations; the team then applies them. Returns false if an eigenvalue did not
+/// converge in 60 sweeps (or the input held NaN).
+template <class Member>
+KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, double* d, double* e,
+                                                double* cs, double* sn, int* st, double* zt) {
+  constexpr double eps = 2.220446049250313e-16;
+  constexpr int maxit = 60;
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    st[0] = 0;  // l: first eigenvalue not yet converged
+    st[1] = 0;  // sweeps spent on l
+    st[4] = 0;  // 0 running, 1 converged, 2 failed
+  });
+  team.team_barrier();
+  while (true) {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      int l = st[0], iter = st[1];
+      st[2] = 0;
+      st[3] = -1;  // rotations to apply: indices st[3] down to st[2]
+      while (true) {
+        if (l >= m) {
+          st[4] = 1;
+          break;
+        }
+        int mm = l;
+        for (; mm + 1 < m; ++mm) {
+          double const dd = compat::fabs(d[mm]) + compat::fabs(d[mm + 1]);
+          if (compat::fabs(e[mm]) <= eps * dd) break;
+        }
+        if (mm == l) {
+          ++l;
+          iter = 0;
+          continue;
+        }
+        if (++iter > maxit) {
+          st[4] = 2;
+          break;
+        }
+        // Shift from the leading 2 x 2 block, then chase the bulge from mm - 1 down to l.
+        double g = (d[l + 1] - d[l]) / (2.0 * e[l]);
+        double r = hypot2(g, 1.0);
+        g = d[mm] - d[l] + e[l] / (g + (g >= 0.0 ? r : -r));
+        double s = 1.0, c = 1.0, p = 0.0;
+        int i = mm - 1;
+        bool deflated = false;
+        for (; i >= l; --i) {
+          double const f = s * e[i];
+          double const bb = c * e[i];
+          r = hypot2(f, g);
+          e[i + 1] = r;
+          if (r == 0.0) {  // exact split: the rotations so far stand, restart on the rest
+            d[i + 1] -= p;
+            e[mm] = 0.0;
+            deflated = true;
+            break;
+          }
+          s = f / r;
+          c = g / r;
+          g = d[i + 1] - p;
+          r = (d[i] - g) * s + 2.0 * c * bb;
+          p = s * r;
+          d[i + 1] = g + p;
+          g = c * r - bb;
+          cs[i] = c;
+          sn[i] = s;
+        }
+        st[2] = i + 1;
+        st[3] = mm - 1;
+        if (!deflated) {
+          d[l] -= p;
+          e[l] = g;
+          e[mm] = 0.0;
+        }
+        if (!(compat::isfinite(d[l]) && compat::isfinite(g))) st[4] = 2;
+        break;
+      }
+      st[0] = l;
+      st[1] = iter;
+    });
+    team.team_barrier();
+    int const lo = st[2], hi = st[3], status = st[4];
+    for (int i = hi; i >= lo; --i) {
+      double const c = cs[i], s = sn[i];
+      double* zi = zt + i * m;
+      double* zj = zt + (i + 1) * m;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int col) {
+        double const f = zj[col], g = zi[col];
+        zj[col] = s * g + c * f;
+        zi[col] = c * g - s * f;
+      });
+    }
+    team.team_barrier();
+    if (status != 0) return status == 1;
+  }
+}
+
+}  // namespace detail
+
+// Clipping, as gpu_specter (linalg.clipped_eigh, clip_scale = 1e-14): eigenvalues below
+// rel_clip * (largest eigenvalue) are raised to that floor, negative ones included. Unlike
+// gpu_specter, whose cupy.max takes the largest eigenvalue of the whole batch, the floor is
+// per matrix, so that a result does not depend on which matrices share its batch.
+// A matrix whose largest eigenvalue is not positive, or that holds NaN/Inf, or whose QL
+// iteration does not converge, gets Q = 0 (the caller's ivar = 0), never NaN.
+template <class ExecSpace>
+void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
+                  double rel_clip) {
+  using Tune = Tuning<ExecSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using IScratch = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  ScopedRegion region("kspecter::solve::inverse_sqrt");
+  int const nmat = int(c.extent(0));
+  int const m = int(c.extent(1));
+  if (int(c.extent(2)) != m) throw ParameterError("solve::inverse_sqrt: matrices are not square");
+  if (!(rel_clip > 0.0 && rel_clip < 1.0))
+    throw ParameterError("solve::inverse_sqrt: rel_clip must be in (0, 1), got " +
+                         std::to_string(rel_clip));
+  if (nmat == 0 || m == 0) return;
+  int const gtr = detail::tile_for<Tune>(m, Tune::mr);
+  int const gtn = detail::tile_for<Tune>(m, Tune::nr);
+  // Six vectors of m for the QL chain: level 0 when they leave room for GEMM staging.
+  int const nvec = 6 * m;
+  int const ints = 8;
+  int const int_bytes = int(IScratch::shmem_size(ints));
+  int const vec_bytes = int(Scratch::shmem_size(nvec));
+  bool const vec_in_l0 = Policy::scratch_size_max(0) - vec_bytes - int_bytes - 256 >=
+                         int(sizeof(double)) * 8 * 2 * (Tune::max_tile + Tune::pad);
+  int const extra_l0 = int_bytes + (vec_in_l0 ? vec_bytes : 0);
+  int const stage = detail::stage_doubles<Policy, Tune>(extra_l0, "solve::inverse_sqrt");
+  int const l1 = Tune::max_tile * Tune::max_tile + m * m + (vec_in_l0 ? 0 : nvec);
+  double const clip = rel_clip;
+
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const b = team.league_rank();
+    double* A = &c(b, 0, 0);
+    Scratch s0(team.team_scratch(0), stage);
+    IScratch st(team.team_scratch(0), ints);
+    Scratch v0(team.team_scratch(0), vec_in_l0 ? nvec : 0);
+    Scratch s1(team.team_scratch(1), l1);
+    detail::GemmWork const work{s0.data(), stage, s1.data()};
+    double* zt = s1.data() + Tune::max_tile * Tune::max_tile;
+    double* vec = vec_in_l0 ? v0.data() : zt + m * m;
+    double *d = vec, *e = vec + m, *tau = vec + 2 * m, *pv = vec + 3 * m, *cs = vec + 4 * m,
+           *sn = vec + 5 * m;
+
+    // Symmetrise (a no-op for the exactly symmetric blocks of inverse_diagonal_blocks).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+      for (int j = 0; j < i; ++j) {
+        double const v = 0.5 * (A[i * m + j] + A[j * m + i]);
+        A[i * m + j] = v;
+        A[j * m + i] = v;
+      }
+    });
+    team.team_barrier();
+    detail::team_tridiagonalize(team, A, m, d, e, tau, pv);
+    detail::team_form_zt(team, A, m, tau, zt);
+    bool ok = detail::team_tridiagonal_ql(team, m, d, e, cs, sn, st.data(), zt);
+
+    double wmax = 0.0;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](double& v) {
+          v = d[0];
+          for (int i = 1; i < m; ++i) v = d[i] > v ? d[i] : v;
+        },
+        wmax);
+    ok = ok && wmax > 0.0 && compat::isfinite(wmax);
+    int bad = 0;
+    if (ok) {
+      double const floor = clip * wmax;
+      // Rows of zt are eigenvectors: scale row i by w_i^(-1/4), then Q = ztᵀ zt.
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, m),
+          [&](int i, int& nbad) {
+            double const w = d[i] > floor ? d[i] : floor;
+            double const sc = 1.0 / compat::sqrt(compat::sqrt(w));
+            double* zi = zt + i * m;
+            int local = 0;
+            for (int j = 0; j < m; ++j) {
+              zi[j] *= sc;
+              local += compat::isfinite(zi[j]) ? 0 : 1;
+            }
+            nbad += local;
+          },
+          bad);
+    }
+    if (ok && bad == 0) {
+      detail::GemmArgs g{m, m, m, 1.0, 0.0, detail::Operand{zt, 1, m}, detail::Operand{zt, 1, m},
+                         A, m, 0u, gtr, gtn};
+      detail::team_gemm<Tune>(team, work, g);
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+        for (int j = 0; j < m; ++j) A[i * m + j] = 0.0;
+      });
+    }
+  };
+
+  Policy policy(space, nmat, Tune::team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage) + extra_l0))
+      .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
+}
+
+}  // namespace kspecter::solve

@@ -1,0 +1,62 @@
+// Launch shapes of the batched solve kernels, per backend: team size, register micro-tile,
+// tile sizes, scratch padding. The numbers that a GPU profile should tune live here only.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+namespace kspecter::solve {
+
+/// Host backends (Serial, OpenMP, ...): one matrix per thread (team size 1), so that a
+/// batch of a few hundred matrices keeps every core busy and each matrix stays in that
+/// core's caches. The micro-tile (mr x nr accumulators) is shaped for the vector ISA the
+/// compiler targets: nr is the contiguous (vectorised) direction.
+template <class ExecSpace>
+struct Tuning {
+#if defined(__AVX512F__)
+  static constexpr int mr = 8, nr = 16;  // 16 zmm accumulators
+#elif defined(__AVX__)
+  static constexpr int mr = 4, nr = 8;  // 8 ymm accumulators
+#else
+  static constexpr int mr = 4, nr = 4;  // 8 xmm accumulators (SSE2 leaves 16 registers)
+#endif
+  /// Extra doubles per staged row in scratch (GPUs: an odd row stride avoids bank conflicts
+  /// in the transposing copy).
+  static constexpr int pad = 0;
+  /// Block-column width of the blocked Cholesky and triangular inverse.
+  static constexpr int block = 64;
+  /// Largest GEMM output tile (rows or columns); a fiber block of 74 fits in one tile.
+  static constexpr int max_tile = 80;
+  /// Threads per team (matrix).
+  static constexpr int team_size = 1;
+  /// Whether consecutive threads of a team should touch consecutive addresses (GPU
+  /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
+  static constexpr bool coalesce = false;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// CUDA: one matrix per team of 256 threads; a 64 x 64 output tile is 16 x 16 micro-tiles of
+/// 4 x 4, one per thread, accumulated in registers across the whole K loop.
+template <>
+struct Tuning<Kokkos::Cuda> {
+  static constexpr int mr = 4, nr = 4;
+  static constexpr int pad = 1;
+  static constexpr int block = 64;
+  static constexpr int max_tile = 80;
+  static constexpr int team_size = 256;
+  static constexpr bool coalesce = true;
+};
+#endif
+
+#if defined(KOKKOS_ENABLE_HIP)
+template <>
+struct Tuning<Kokkos::Experimental::HIP> {
+  static constexpr int mr = 4, nr = 4;
+  static constexpr int pad = 1;
+  static constexpr int block = 64;
+  static constexpr int max_tile = 80;
+  static constexpr int team_size = 256;
+  static constexpr bool coalesce = true;
+};
+#endif
+
+}  // namespace kspecter::solve
