@@ -39,14 +39,13 @@ std::string fits_message(int status) {
 /// A FITS file open for reading, with the context every error message needs.
 class Reader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {
+  explicit Reader(std::string path) : path_(std::move(path)), hdu_("PRIMARY") {
     int st = 0;
     // The disk-file variant: no extended-filename parsing of '[', '!' or '+' in the path.
     if (fits_open_diskfile(&f_, path_.c_str(), READONLY, &st)) {
       f_ = nullptr;
       fail("cannot open the file: " + fits_message(st));
     }
-    hdu_ = "PRIMARY";
   }
   ~Reader() {
     int st = 0;
@@ -75,7 +74,7 @@ class Reader {
     fits_movnam_hdu(f_, ANY_HDU, const_cast<char*>(name.c_str()), 0, &st);
     if (st == BAD_HDU_NUM) {
       fits_clear_errmsg();
-      fail("the HDU is missing");
+      fail("the HDU is missing (or the file is truncated before it)");
     }
     check(st, "cannot move to the HDU");
     int type = 0;
