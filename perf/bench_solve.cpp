@@ -1,0 +1,174 @@
+// Benchmark of the batched solves (kspecter::solve) on extraction-sized problems: a batch
+// of iCov-like SPD matrices of n = nfiber x m (7 x 74 = 518), timed per operation between
+// fences: cholesky, cholesky_solve, inverse_diagonal_blocks (C_ff blocks) and inverse_sqrt
+// (on the nfiber blocks of m = 74 of every matrix). Prints time, GFLOP/s and matrices/s.
+//
+//   bench_solve [--nmat 235] [--nfiber 7] [--m 74] [--reps 5] [--threads N] [--device D]
+//
+// Defaults: 235 patches (one bundle) on the host, 4700 (one frame) on a GPU.
+// Flop counts are nominal: n³/3 (Cholesky), 2n² (solve), n³/3 + Σ_k 2 m² (n - k m)
+// (triangular inverse + Gram products), 9 m³ + 2 m³ per block (symmetric eigensolver with
+// vectors, LAPACK's usual estimate, + composing Q).
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/solve/batched.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+// iCov = Aᵀ W A of Gaussian spots (sigma ~ 1 bin, neighbouring fibers cross-talk) with
+// random pixel weights: fibers more than 2 apart and bins more than 8 apart do not couple.
+std::vector<double> icov_like(int nfiber, int nwave, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> ud(0.5, 1.5);
+  int const n = nfiber * nwave, hw = 4;
+  std::vector<double> a(std::size_t(n) * n, 0.0);
+  std::vector<std::pair<int, double>> col;
+  for (int px = 0; px < nfiber; ++px)
+    for (int sub = 0; sub < 3; ++sub)
+      for (int py = 0; py < nwave; ++py) {
+        col.clear();
+        double const ivar = ud(gen);
+        for (int f = std::max(0, px - 1); f <= std::min(nfiber - 1, px + 1); ++f) {
+          double const xf = (f - px) * 3.0 + 1.0 - sub;
+          double const gx = std::exp(-0.5 * xf * xf / (1.1 * 1.1));
+          for (int w = std::max(0, py - hw); w <= std::min(nwave - 1, py + hw); ++w) {
+            double const dy = py - w + 0.07 * (f + 1);
+            col.push_back({f * nwave + w, gx * std::exp(-0.5 * dy * dy / (0.9 * 0.9))});
+          }
+        }
+        for (auto const& [i, vi] : col)
+          for (auto const& [j, vj] : col) a[std::size_t(i) * n + j] += ivar * vi * vj;
+      }
+  for (int i = 0; i < n; ++i) a[std::size_t(i) * n + i] += 1e-15;
+  return a;
+}
+
+struct Stat {
+  double best = 1e300, median = 0;
+};
+Stat stats(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return {t.front(), t[t.size() / 2]};
+}
+
+template <class F>
+double timed(Kokkos::DefaultExecutionSpace const& space, F&& f) {
+  space.fence();
+  auto const t0 = std::chrono::steady_clock::now();
+  f();
+  space.fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  using mem = Space::memory_space;
+  bool const host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  int nmat = host ? 235 : 4700, nfiber = 7, m = 74, reps = 5;
+  kspecter::compat::InitOptions opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string const k = argv[i];
+    int const v = std::atoi(argv[i + 1]);
+    if (k == "--nmat") nmat = v;
+    else if (k == "--nfiber") nfiber = v;
+    else if (k == "--m") m = v;
+    else if (k == "--reps") reps = v;
+    else if (k == "--threads") opt.num_threads = v;
+    else if (k == "--device") opt.device_id = v;
+    else {
+      std::fprintf(stderr, "bench_solve: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  kspecter::compat::initialize(opt);
+  {
+    Space space;
+    int const n = nfiber * m;
+    std::printf("bench_solve: %s, concurrency %d, %d matrices of n = %d (%d x %d), %d reps\n",
+                Space::name(), Space::concurrency(), nmat, n, nfiber, m, reps);
+
+    // A few distinct patches, repeated over the batch.
+    int const ndistinct = std::min(nmat, 8);
+    kspecter::solve::MatrixBatch<mem> pristine("pristine", nmat, n, n);
+    {
+      auto h = Kokkos::create_mirror_view(pristine);
+      for (int d = 0; d < ndistinct; ++d) {
+        auto const a = icov_like(nfiber, m, 1234u + d);
+        for (int b = d; b < nmat; b += ndistinct)
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) h(b, i, j) = a[std::size_t(i) * n + j];
+      }
+      Kokkos::deep_copy(pristine, h);
+    }
+    kspecter::solve::VectorBatch<mem> y0("y0", nmat, n);
+    Kokkos::deep_copy(y0, 1.0);
+
+    kspecter::solve::MatrixBatch<mem> a("a", nmat, n, n);
+    kspecter::solve::VectorBatch<mem> y("y", nmat, n);
+    kspecter::solve::BlockBatch<mem> c("c", nmat, nfiber, m, m);
+    kspecter::solve::MatrixBatch<mem> blocks(c.data(), std::size_t(nmat) * nfiber, m, m);
+    Kokkos::View<int*, mem> info("info", nmat);
+
+    std::vector<double> tc, ts, ti, tq, tall;
+    for (int r = 0; r < reps + 1; ++r) {  // the first round warms up
+      Kokkos::deep_copy(space, a, pristine);
+      Kokkos::deep_copy(space, y, y0);
+      double const t1 = timed(space, [&] { kspecter::solve::cholesky(space, a, info); });
+      double const t2 = timed(space, [&] { kspecter::solve::cholesky_solve(space, a, y); });
+      double const t3 =
+          timed(space, [&] { kspecter::solve::inverse_diagonal_blocks(space, a, c); });
+      double const t4 = timed(space, [&] { kspecter::solve::inverse_sqrt(space, blocks); });
+      if (r == 0) continue;
+      tc.push_back(t1);
+      ts.push_back(t2);
+      ti.push_back(t3);
+      tq.push_back(t4);
+      tall.push_back(t1 + t2 + t3 + t4);
+    }
+    int failed = 0;
+    {
+      auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+      for (int b = 0; b < nmat; ++b) failed += hi(b) != 0;
+      auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blocks);
+      double qsum = 0;
+      for (std::size_t k = 0; k < hq.span(); ++k) qsum += hq.data()[k];
+      std::printf("check: %d failed factorisations, sum of Q = %.10e\n", failed, qsum);
+    }
+
+    double const dn = n, dm = m;
+    double gram = 0;
+    for (int k = 0; k < nfiber; ++k) gram += 2.0 * dm * dm * (dn - k * dm);
+    double const f_chol = dn * dn * dn / 3, f_solve = 2 * dn * dn, f_inv = dn * dn * dn / 3 + gram,
+                 f_sqrt = nfiber * 11.0 * dm * dm * dm;
+    struct Row {
+      char const* name;
+      Stat s;
+      double flops;  // per matrix of the batch
+      int per;       // matrices per patch
+    } const rows[] = {{"cholesky", stats(tc), f_chol, 1},
+                      {"cholesky_solve", stats(ts), f_solve, 1},
+                      {"inverse_blocks", stats(ti), f_inv, 1},
+                      {"inverse_sqrt", stats(tq), f_sqrt, nfiber},
+                      {"all four", stats(tall), f_chol + f_solve + f_inv + f_sqrt, 1}};
+    std::printf("%-16s %11s %11s %10s %14s\n", "operation", "best [s]", "median [s]", "GFLOP/s",
+                "matrices/s");
+    for (auto const& row : rows)
+      std::printf("%-16s %11.4f %11.4f %10.2f %14.1f\n", row.name, row.s.best, row.s.median,
+                  row.flops * nmat / row.s.best * 1e-9, double(nmat) * row.per / row.s.best);
+    std::printf("(inverse_sqrt: matrices/s counts %dx%d blocks; GFLOP/s are nominal)\n", m, m);
+  }
+  Kokkos::finalize();
+  return 0;
+}
