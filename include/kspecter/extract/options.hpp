@@ -1,0 +1,57 @@
+// Settings of one frame extraction, with the meanings and defaults of gpu_specter's `spex`
+// (extraction.md §3-6).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kspecter::extract {
+
+struct ExtractOptions {
+  // ---- what to extract
+  int specmin = 0;     // first spectrum (row of the PSF, 0-based)
+  int nspec = -1;      // number of spectra; -1: every fiber of the PSF from specmin on
+  double wmin = 0;     // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom
+  double wmax = 0;
+  double dw = 0.8;
+
+  // ---- patches (§3)
+  int bundlesize = 25;       // fibers per bundle; bundles start at PSF fiber 0
+  int nsubbundles = 5;       // a bundle is cut into nsubbundles groups of bundlesize/nsubbundles
+  int nwavestep = 50;        // core wavelength bins per patch
+  int wavepad = 10;          // wavelength padding; effective pad = wavepad + int(wavepad * wavepad_frac)
+  double wavepad_frac = 0.2;
+  double pixpad_frac = 0.8;  // fraction of the extra pixel rows of the wavelength padding kept
+
+  // ---- solve (§4-5)
+  double regularize = 0;     // alpha of the bins with enough light (gpu_specter --regularize)
+  double psferr = -1;        // model error for chi2pix; < 0: the PSF's PSFERR (0.01 when absent)
+  double eig_rel_clip = 1e-14;  // eigenvalue floor of the block inverse square roots, relative
+
+  // ---- outputs
+  bool model = false;         // also return the model image A f of the whole CCD
+  double bad2dfit_chi2 = 100.0;  // BAD2DFIT where chi2pix > this (desispec's rule); <= 0: off
+  double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
+                                      // its fiber and of its wavelength bin (0: off)
+
+  // ---- resources
+  /// Device memory the batch buffers may use (bytes). Bundles are grouped into batches that
+  /// fit; a single bundle is always allowed, whatever its size.
+  std::size_t memory_budget = std::size_t(4) << 30;
+  /// Debugging and testing: keep every intermediate of this patch (index into the frame's
+  /// patch plan, see patch_plan.hpp); -1: none; -2: every patch (small frames only: n x n
+  /// doubles per patch go to the host).
+  int debug_patch = -1;
+
+  /// Effective wavelength padding in bins: wavepad + int(wavepad * wavepad_frac).
+  int effective_wavepad() const { return wavepad + static_cast<int>(wavepad * wavepad_frac); }
+  /// The output wavelength grid: wmin + i dw for i = 0 .. while <= wmax + dw/2 (numpy arange).
+  std::vector<double> wavelengths() const;
+  /// Throws ParameterError naming the first invalid setting; `nfiber` is the PSF's fiber count.
+  void validate(int nfiber) const;
+  /// nspec resolved against the PSF's fiber count.
+  int resolved_nspec(int nfiber) const { return nspec < 0 ? nfiber - specmin : nspec; }
+};
+
+}  // namespace kspecter::extract

@@ -1,0 +1,14 @@
+// extract_frame (spot-provider form) for Kokkos::Serial, when this build enables it.
+#include <Kokkos_Core.hpp>
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+#include "extract_frame_impl.hpp"
+
+namespace kspecter::extract {
+template FrameResult extract_frame<Kokkos::Serial>(Kokkos::Serial const&,
+                                               SpotProvider<Kokkos::Serial::memory_space> const&,
+                                               SpotGeometry const&, ImageView<Kokkos::Serial::memory_space>,
+                                               ImageView<Kokkos::Serial::memory_space>, ExtractOptions const&,
+                                               StageTimes*);
+}  // namespace kspecter::extract
+#endif

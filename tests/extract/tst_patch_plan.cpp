@@ -1,0 +1,132 @@
+// The host-side patch plan follows gpu_specter's layout (extraction.md §3): padding of
+// fibers inside bundles only, wavelength padding and the padded grid, core coverage of every
+// requested (fiber, bin) exactly once, and batches within the memory budget.
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/patch_plan.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+using namespace kspecter;
+using namespace kspecter::extract;
+
+namespace {
+
+ExtractOptions desi_r() {
+  ExtractOptions o;
+  o.wmin = 5760;
+  o.wmax = 7620;
+  o.dw = 0.8;
+  return o;
+}
+
+TEST(extract_plan, wavelength_grid_is_numpy_arange) {
+  auto o = desi_r();
+  auto const w = o.wavelengths();
+  ASSERT_EQ(w.size(), 2326u);  // DESI r
+  EXPECT_DOUBLE_EQ(w.front(), 5760.0);
+  EXPECT_NEAR(w.back(), 7620.0, 1e-9);
+  o.wmin = 3600;
+  o.wmax = 5800;
+  EXPECT_EQ(o.wavelengths().size(), 2751u);  // DESI b
+  o.wmin = 7520;
+  o.wmax = 9824;
+  EXPECT_EQ(o.wavelengths().size(), 2881u);  // DESI z
+}
+
+TEST(extract_plan, desi_defaults) {
+  auto const o = desi_r();
+  EXPECT_EQ(o.effective_wavepad(), 12);
+  PatchPlan const p = make_patch_plan(o, 500, 11, 17);
+  EXPECT_EQ(p.nwave, 2326);
+  EXPECT_EQ(p.wavepad, 12);
+  EXPECT_EQ(p.nwave_pad, 74);
+  EXPECT_EQ(p.nfiber_slots, 7);
+  EXPECT_EQ(p.ncore_slots, 5);
+  EXPECT_EQ(p.n, 518);
+  EXPECT_EQ(p.bundles.size(), 20u);
+  EXPECT_EQ(p.patches.size(), 20u * 5u * 47u);  // 4700 patches per r frame
+  ASSERT_EQ(p.full_wave.size(), std::size_t(12 + 2326 + 12 + 50));
+  EXPECT_NEAR(p.full_wave[0], 5760 - 12 * 0.8, 1e-9);
+  EXPECT_NEAR(p.full_wave[12], 5760, 1e-12);
+  for (std::size_t i = 1; i < p.full_wave.size(); ++i) EXPECT_NEAR(p.full_wave[i] - p.full_wave[i - 1], 0.8, 1e-9);
+  // First bundle: subbundle 0 has no lower neighbour, 4 no upper one.
+  auto const& a = p.patches[0];
+  EXPECT_EQ(a.fiber_pad0, 0);
+  EXPECT_EQ(a.nfiber_pad, 6);
+  EXPECT_EQ(a.core_slot, 0);
+  auto const& b = p.patches[47];  // subbundle 1 of bundle 0
+  EXPECT_EQ(b.fiber_pad0, 4);
+  EXPECT_EQ(b.nfiber_pad, 7);
+  EXPECT_EQ(b.core_slot, 1);
+  auto const& c = p.patches[4 * 47];  // subbundle 4
+  EXPECT_EQ(c.fiber_pad0, 19);
+  EXPECT_EQ(c.nfiber_pad, 6);
+  auto const& last = p.patches[46];
+  EXPECT_EQ(last.wave0, 46 * 50);
+  EXPECT_EQ(last.nkeep, 2326 - 46 * 50);
+}
+
+TEST(extract_plan, every_requested_bin_in_exactly_one_core) {
+  auto o = desi_r();
+  o.wmax = 5760 + 0.8 * 200;
+  o.specmin = 7;
+  o.nspec = 31;  // crosses a bundle edge, starts mid-subbundle
+  for (int nsub : {1, 5, 25, 3}) {
+    o.nsubbundles = nsub;
+    PatchPlan const p = make_patch_plan(o, 500, 11, 17);
+    std::vector<int> hits(std::size_t(o.nspec) * p.nwave, 0);
+    for (auto const& pa : p.patches) {
+      for (int c = 0; c < pa.ncore; ++c) {
+        int const f = pa.fiber_pad0 + pa.core_slot + c - o.specmin;
+        if (f < 0 || f >= o.nspec) continue;
+        for (int w = 0; w < pa.nkeep; ++w) ++hits[std::size_t(f) * p.nwave + std::size_t(pa.wave0 + w)];
+      }
+      // Padding stays inside the bundle.
+      int const b0 = (pa.fiber_pad0 / 25) * 25;
+      EXPECT_GE(pa.fiber_pad0, b0);
+      EXPECT_LE(pa.fiber_pad0 + pa.nfiber_pad, b0 + 25);
+      EXPECT_LE(pa.nfiber_pad, p.nfiber_slots);
+    }
+    for (int h : hits) ASSERT_EQ(h, 1) << "nsubbundles " << nsub;
+    EXPECT_EQ(p.patch_of(o.specmin, 0), 0);
+  }
+}
+
+TEST(extract_plan, batches_respect_the_budget) {
+  auto o = desi_r();
+  PatchPlan const big = make_patch_plan(o, 500, 11, 17);
+  EXPECT_GE(big.batches.size(), 2u);  // 4 GiB does not hold a whole r frame
+  o.memory_budget = 1;  // below one bundle: one bundle per batch
+  PatchPlan const p = make_patch_plan(o, 500, 11, 17);
+  ASSERT_EQ(p.batches.size(), 20u);
+  int patches = 0;
+  for (auto const& b : p.batches) {
+    EXPECT_EQ(b.bundle_end - b.bundle_begin, 1);
+    EXPECT_EQ(b.fiber_end - b.fiber_begin, 25);
+    patches += b.patch_end - b.patch_begin;
+  }
+  EXPECT_EQ(patches, 4700);
+  o.memory_budget = std::size_t(1) << 40;
+  EXPECT_EQ(make_patch_plan(o, 500, 11, 17).batches.size(), 1u);
+}
+
+TEST(extract_plan, invalid_options_throw) {
+  auto o = desi_r();
+  o.nsubbundles = 26;
+  EXPECT_THROW(make_patch_plan(o, 500, 11, 17), ParameterError);
+  o = desi_r();
+  o.specmin = 490;
+  o.nspec = 20;
+  EXPECT_THROW(make_patch_plan(o, 500, 11, 17), ParameterError);
+  o = desi_r();
+  o.dw = 0;
+  EXPECT_THROW(make_patch_plan(o, 500, 11, 17), ParameterError);
+  o = desi_r();
+  o.pixpad_frac = 1.5;
+  EXPECT_THROW(make_patch_plan(o, 500, 11, 17), ParameterError);
+}
+
+}  // namespace
