@@ -1,0 +1,270 @@
+// Extraction of a DESI r frame (500 fibers x 2326 bins of 5760-7620 A by 0.8 A, DESI defaults:
+// bundles of 25 in 5 subbundles, 50-bin patches with 12 bins of padding) from the real r0 PSF
+// when ../shared/data has it, else from the synthetic PSF. The image is simulated in memory
+// (sim::simulate_on_host, Poisson + read noise); extraction runs on the chosen backend and
+// prints per-stage times, flop counts and GFLOP/s, the peak device memory extract_frame held
+// and spectra per second, next to the gpu_specter reference numbers of issue 4.
+//
+//   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
+//                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D]
+//
+// Defaults: every bundle on a GPU backend, 1 bundle on a host backend (--nbundles 20 for the
+// full frame). Targets: <= 10 s per bundle on 2 CPU cores, <= 1 s per frame on an H200.
+// Flop counts: spots 2 ngx (ngy ny + ny nx) per spot (separable Gauss-Hermite sum);
+// assembly 3 per pixel product of iCov (a w b + acc) and of y, fluxweight (counted by the
+// kernels); factorisation n^3/3 + 2 n^2 per patch (Cholesky + solve); covariance n^3/3 +
+// sum_k 2 m^2 (n - k m) (triangular inverse + Gram products); decorrelation 9 m^3 + 2 m^3 per
+// core block (eigensolver with vectors + composing Q, nominal) + 2 m^2 per core bin; quality
+// 2 per pixel product of the model / chi2pix / pixmask sums (counted).
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/extract/frame.hpp>
+#include <kspecter/io/psf_file.hpp>
+#include <kspecter/psf/synthetic_psf.hpp>
+#include <kspecter/sim/simulate.hpp>
+#include <kspecter/sim/spectra.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace kspecter;
+
+struct Args {
+  std::string psf;  // "": the real r0 PSF when present, else synthetic
+  int nbundles = -1;
+  std::string backend;  // "": Kokkos::DefaultExecutionSpace
+  int threads = -1;
+  int device = -1;
+  int repeat = 1;
+  int warmup = -1;  // -1: on for GPUs, off for host backends
+  double budget_gib = 4;
+};
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
+               "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB]\n");
+  return 2;
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Work {
+  double spots = 0, assembly = 0, factorisation = 0, covariance = 0, decorrelation = 0, quality = 0;
+};
+
+Work flop_model(psf::GaussHermitePsf const& p, extract::FrameResult const& r, extract::ExtractOptions const& o) {
+  Work w;
+  double const n = r.stats.n, m = r.stats.block;
+  double const npatch = r.stats.npatch;
+  int const ncore = o.bundlesize / o.nsubbundles;
+  double const nslots = n / m;
+  double const ngx = p.ghdegx + 1, ngy = p.ghdegy + 1, ny = p.spot_ny(), nx = p.spot_nx();
+  w.spots = double(r.stats.nspots) * 2 * ngx * (ngy * ny + ny * nx);
+  w.assembly = 3.0 * double(r.stats.assembly_macs);
+  w.factorisation = npatch * (n * n * n / 3 + 2 * n * n);
+  double gram = 0;
+  for (int k = 0; k < int(nslots); ++k) gram += 2 * m * m * (n - k * m);
+  w.covariance = npatch * (n * n * n / 3 + gram);
+  w.decorrelation = npatch * ncore * (11 * m * m * m + 2 * m * m * o.nwavestep);
+  w.quality = 2.0 * double(r.stats.quality_macs);
+  return w;
+}
+
+template <class Space>
+void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> const& image,
+         std::vector<float> const& ivar, extract::ExtractOptions const& opt, Args const& a, bool real_psf) {
+  using mem = typename Space::memory_space;
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  Space space;
+  int const ny = p.npix_y, nx = p.npix_x;
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> dimg("bench::image", ny, nx), divar("bench::ivar", ny, nx);
+  {
+    auto hi = Kokkos::create_mirror_view(dimg);
+    auto hv = Kokkos::create_mirror_view(divar);
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        hi(y, x) = image[std::size_t(y) * nx + x];
+        hv(y, x) = ivar[std::size_t(y) * nx + x];
+      }
+    Kokkos::deep_copy(dimg, hi);
+    Kokkos::deep_copy(divar, hv);
+  }
+  int const warmup = a.warmup >= 0 ? a.warmup : (host ? 0 : 1);
+  for (int i = 0; i < warmup; ++i) extract::extract_frame(space, p, dimg, divar, opt);
+
+  std::vector<double> totals;
+  StageTimes best_times;
+  extract::FrameResult res;
+  double best = 1e300;
+  for (int r = 0; r < std::max(1, a.repeat); ++r) {
+    StageTimes times;
+    space.fence();
+    double const t0 = now();
+    res = extract::extract_frame(space, p, dimg, divar, opt, &times);
+    space.fence();
+    double const t = now() - t0;
+    totals.push_back(t);
+    if (t < best) {
+      best = t;
+      best_times = times;
+    }
+  }
+
+  Work const w = flop_model(p, res, opt);
+  std::map<std::string, double> flops = {{"kspecter::extract::spots", w.spots},
+                                         {"kspecter::extract::assembly", w.assembly},
+                                         {"kspecter::extract::factorisation", w.factorisation},
+                                         {"kspecter::extract::covariance", w.covariance},
+                                         {"kspecter::extract::decorrelation", w.decorrelation},
+                                         {"kspecter::extract::quality", w.quality}};
+  int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
+  std::printf("\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
+              "in %d batch(es)\n",
+              name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
+              res.stats.npatch, res.stats.n, res.stats.nbatch);
+  std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
+  double sum = 0, fsum = 0;
+  for (auto const& e : best_times.entries()) {
+    auto it = flops.find(e.stage);
+    double const f = it == flops.end() ? 0 : it->second;
+    sum += e.seconds;
+    fsum += f;
+    if (f > 0)
+      std::printf("%-34s %10.4f %12.2f %10.1f\n", e.stage.c_str(), e.seconds, f * 1e-9, f * 1e-9 / e.seconds);
+    else
+      std::printf("%-34s %10.4f %12s %10s\n", e.stage.c_str(), e.seconds, "-", "-");
+  }
+  std::printf("%-34s %10.4f %12.2f %10.1f\n", "sum of stages", sum, fsum * 1e-9, fsum * 1e-9 / sum);
+  std::printf("%-34s %10.4f   (best of %d; all:", "extract_frame wall", best, int(totals.size()));
+  for (double t : totals) std::printf(" %.4f", t);
+  std::printf(")\n");
+  double const img_bytes = 2.0 * double(ny) * nx * sizeof(double);
+  std::printf("peak device memory: %.1f MiB held by extract_frame (+ %.1f MiB input image/ivar; solve/ and psf/ "
+              "workspaces not counted)\n",
+              double(res.stats.peak_device_bytes) / (1 << 20), img_bytes / (1 << 20));
+  std::printf("throughput: %.1f spectra/s, %.3f s per bundle, %.3f s per 500-fiber frame (extrapolated)\n",
+              res.nspec / best, best / nbund, best / res.nspec * 500);
+  std::printf("failed patches: %d; work: %lld spots, %.3g assembly and %.3g quality pixel products\n",
+              res.stats.nfailed, res.stats.nspots, double(res.stats.assembly_macs), double(res.stats.quality_macs));
+  // A sanity figure: median chi2pix and the fraction of bins with ivar > 0.
+  std::vector<double> c2;
+  long good = 0;
+  for (std::size_t i = 0; i < res.ivar.size(); ++i)
+    if (res.ivar[i] > 0) {
+      ++good;
+      c2.push_back(res.chi2pix[i]);
+    }
+  std::nth_element(c2.begin(), c2.begin() + long(c2.size() / 2), c2.end());
+  std::printf("bins with ivar > 0: %.2f %%, median chi2pix %.3f\n", 100.0 * good / double(res.ivar.size()),
+              c2.empty() ? 0.0 : c2[c2.size() / 2]);
+  std::printf("reference (issue 4): gpu_specter 24.2 s/frame on one H200 (11.2 s with 10 MPS ranks); "
+              "128-166 s per bundle on 2 CPU cores; specter 98-123 s per bundle\n");
+  std::printf("targets: %s\n", host ? "<= 10 s per bundle on 2 CPU cores" : "<= 1 s per frame on an H200");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string const s = argv[i];
+    auto next = [&]() -> char const* { return i + 1 < argc ? argv[++i] : nullptr; };
+    char const* v = nullptr;
+    if (s == "--psf" && (v = next())) a.psf = v;
+    else if (s == "--nbundles" && (v = next())) a.nbundles = std::atoi(v);
+    else if (s == "--backend" && (v = next())) a.backend = v;
+    else if (s == "--threads" && (v = next())) a.threads = std::atoi(v);
+    else if (s == "--device" && (v = next())) a.device = std::atoi(v);
+    else if (s == "--repeat" && (v = next())) a.repeat = std::atoi(v);
+    else if (s == "--warmup" && (v = next())) a.warmup = std::atoi(v);
+    else if (s == "--budget" && (v = next())) a.budget_gib = std::atof(v);
+    else return usage();
+  }
+  compat::initialize({a.threads, a.device});
+  int rc = 0;
+  {
+    bool real = false;
+    psf::GaussHermitePsf p;
+    std::string const shared = KSPECTER_SHARED_DATA "/psf-r0-00067784.fits";
+    if (a.psf.empty() && std::filesystem::exists(shared)) {
+      p = io::read_psf(shared);
+      real = true;
+    } else if (!a.psf.empty() && a.psf != "synthetic") {
+      p = io::read_psf(a.psf);
+      real = true;
+    } else {
+      p = psf::make_synthetic_psf();
+    }
+    std::string backend = a.backend;
+    if (backend.empty()) {
+#if defined(KOKKOS_ENABLE_CUDA)
+      backend = "cuda";
+#elif defined(KOKKOS_ENABLE_OPENMP)
+      backend = "openmp";
+#else
+      backend = "serial";
+#endif
+    }
+    bool const gpu = backend == "cuda";
+    int const nb_all = (p.nfiber + 24) / 25;
+    int const nbundles = std::min(nb_all, a.nbundles > 0 ? a.nbundles : (gpu ? nb_all : 1));
+
+    extract::ExtractOptions opt;
+    opt.wmin = 5760;
+    opt.wmax = 7620;
+    opt.dw = 0.8;
+    opt.specmin = 0;
+    opt.nspec = std::min(p.nfiber, 25 * nbundles);
+    opt.memory_budget = std::size_t(a.budget_gib * double(std::size_t(1) << 30));
+
+    // The image: default spectra through the PSF, Poisson + 3 e- read noise, on the host.
+    double const ts = now();
+    std::vector<double> wave = sim::wavelength_grid(opt.wmin, opt.wmax, opt.dw);
+    // Simulate a little beyond the extracted range so that the patches' padding sees light.
+    std::vector<double> simwave = sim::wavelength_grid(opt.wmin - 40, opt.wmax + 60, opt.dw);
+    sim::Spectra const spectra = sim::make_spectra(42, 0, opt.nspec, simwave);
+    sim::SimulateOptions so;
+    so.seed = 42;
+    sim::SimulatedImage const img = sim::simulate_on_host(p, spectra, so);
+    std::printf("simulated %d fibers x %zu bins on the host in %.2f s (%s PSF, CCD %d x %d)\n", opt.nspec,
+                simwave.size(), now() - ts, real ? "real r0" : "synthetic", p.npix_x, p.npix_y);
+    (void)wave;
+
+    try {
+      if (backend == "serial") {
+#if defined(KOKKOS_ENABLE_SERIAL)
+        run<Kokkos::Serial>("Serial", p, img.image, img.ivar, opt, a, real);
+#endif
+      } else if (backend == "openmp") {
+#if defined(KOKKOS_ENABLE_OPENMP)
+        run<Kokkos::OpenMP>("OpenMP", p, img.image, img.ivar, opt, a, real);
+#endif
+      } else if (backend == "cuda") {
+#if defined(KOKKOS_ENABLE_CUDA)
+        run<Kokkos::Cuda>("Cuda", p, img.image, img.ivar, opt, a, real);
+#endif
+      } else {
+        rc = usage();
+      }
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "bench_extract: %s\n", e.what());
+      rc = 1;
+    }
+  }
+  Kokkos::finalize();
+  return rc;
+}
