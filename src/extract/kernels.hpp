@@ -33,6 +33,7 @@ enum PatchField : int {
   PF_Y0,
   PF_Y1,
   PF_PIXSTRIDE,  // columns of the window (row stride of the pixel buffer)
+  PF_MONO,       // 1 when every padded fiber's yc is non-decreasing over the padded bins
   NPT
 };
 
@@ -94,9 +95,11 @@ struct PlanWindows {
     int const fib0 = ptab(p, PF_FIB0), nfib = ptab(p, PF_NFIB), w0 = ptab(p, PF_WAVE0);
     int xmin = 2147483647, xmax = -2147483647, ypmin = 2147483647, ypmax = -2147483647;
     int ymin = 2147483647, ymax = -2147483647;
+    int mono = 1;
     for (int k = 0; k < nfib; ++k) {
       for (int w = 0; w < m; ++w) {
         int const x = xc(fib0 + k, w0 + w), y = yc(fib0 + k, w0 + w);
+        if (w > 0 && y < yc(fib0 + k, w0 + w - 1)) mono = 0;
         xmin = imin(xmin, x);
         xmax = imax(xmax, x + snx);
         ypmin = imin(ypmin, y);
@@ -115,6 +118,7 @@ struct PlanWindows {
     ptab(p, PF_Y0) = ypmin + lo;
     ptab(p, PF_Y1) = ypmin + hi;
     ptab(p, PF_PIXSTRIDE) = xmax - xmin;
+    ptab(p, PF_MONO) = mono;
   }
 };
 
@@ -177,6 +181,7 @@ struct AssembleICov {
     }
     // Rows usable by this patch: its window, clipped to the CCD.
     int const ylo = imax(ptab(p, PF_Y0), 0), yhi = imin(ptab(p, PF_Y1), npix_y);
+    bool const mono = ptab(p, PF_MONO) != 0;
     int const f1 = fib0 + k1;
     long long team_macs = 0;
     Kokkos::parallel_reduce(
@@ -231,25 +236,43 @@ struct AssembleICov {
           for (int k2 = k1; k2 < nfib; ++k2) {
             int const f2 = fib0 + k2;
             int const wb = (k2 == k1) ? w1 : 0;
-            // Range of bins whose spot box meets spot a's box (a scan, no ordering assumed).
+            // Range [lo, hi] of bins whose spot box can meet spot a's box: bins with
+            // ya - sny < yc < ya + sny. A binary search when yc grows with the bin (any real
+            // trace), else a scan of every bin.
             int lo = m, hi = -1;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, m - wb),
-                [&](int d, int& v) {
-                  int const w2 = wb + d;
-                  int const dx = xc(f2, w0 + w2) - xa, dy = yc(f2, w0 + w2) - ya;
-                  if (dx < snx && -dx < snx && dy < sny && -dy < sny && w2 < v) v = w2;
-                },
-                Kokkos::Min<int>(lo));
-            if (lo >= m) continue;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, m - lo),
-                [&](int d, int& v) {
-                  int const w2 = lo + d;
-                  int const dx = xc(f2, w0 + w2) - xa, dy = yc(f2, w0 + w2) - ya;
-                  if (dx < snx && -dx < snx && dy < sny && -dy < sny && w2 > v) v = w2;
-                },
-                Kokkos::Max<int>(hi));
+            if (mono) {
+              int a0 = wb, a1 = m;  // first bin with yc > ya - sny
+              while (a0 < a1) {
+                int const mid = (a0 + a1) / 2;
+                if (yc(f2, w0 + mid) > ya - sny) a1 = mid;
+                else a0 = mid + 1;
+              }
+              lo = a0;
+              int b0 = lo, b1 = m;  // first bin with yc >= ya + sny
+              while (b0 < b1) {
+                int const mid = (b0 + b1) / 2;
+                if (yc(f2, w0 + mid) >= ya + sny) b1 = mid;
+                else b0 = mid + 1;
+              }
+              hi = b0 - 1;
+            } else {
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, m - wb),
+                  [&](int d, int& v) {
+                    int const w2 = wb + d;
+                    int const dy = yc(f2, w0 + w2) - ya;
+                    if (dy < sny && -dy < sny && w2 < v) v = w2;
+                  },
+                  Kokkos::Min<int>(lo));
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, m - wb),
+                  [&](int d, int& v) {
+                    int const w2 = wb + d;
+                    int const dy = yc(f2, w0 + w2) - ya;
+                    if (dy < sny && -dy < sny && w2 > v) v = w2;
+                  },
+                  Kokkos::Max<int>(hi));
+            }
             for (int w2 = lo; w2 <= hi; ++w2) {
               int const xb = xc(f2, w0 + w2), yb = yc(f2, w0 + w2);
               int const r0 = imax(imax(ya, yb), ylo), r1 = imin(imin(ya, yb) + sny, yhi);
@@ -585,8 +608,9 @@ struct Chi2PixMask {
             msk += m1;
           }
           Kokkos::single(Kokkos::PerThread(t), [&]() {
-            chi2pix(spec, w0 + jj) = (!bad_patch && den > 0) ? num / den : 0.0;
-            pixmask(spec, w0 + jj) = msk;
+            double const c2 = (!bad_patch && den > 0) ? num / den : 0.0;
+            chi2pix(spec, w0 + jj) = compat::isfinite(c2) ? c2 : 0.0;
+            pixmask(spec, w0 + jj) = compat::isfinite(msk) ? msk : 1.0;  // broken spot: all lost
           });
           cnt += 3LL * sny * snx;
         },

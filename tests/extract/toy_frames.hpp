@@ -25,11 +25,12 @@ struct ToyPsf {
   double sigx = 1.05, sigy = 1.15, sig_slope = 2e-4;  // sigma grows slowly with y
   int bundle = 25;
   double wavemin = 5900, wavemax = 6400;
+  double wiggle = 0, wiggle_period = 4.0;  // y += wiggle sin(2 pi w / period): > ~0.7 px folds the trace back
 
   int spot_nx() const { return 2 * hsizex + 1; }
   int spot_ny() const { return 2 * hsizey + 1; }
   void trace(int f, double w, double& x, double& y) const {
-    y = y0 + (w - w0) / aperpix;
+    y = y0 + (w - w0) / aperpix + wiggle * std::sin(6.283185307179586 * (w - w0) / wiggle_period);
     x = x0 + dxf * f + gap * (f / bundle) + tilt * (y - y0) + 0.3 * std::sin(0.7 * f);
   }
   /// CCD large enough for every fiber over [wavemin, wavemax] plus margin `extra` rows/cols.

@@ -213,6 +213,42 @@ TEST(TEST_CATEGORY, extract_patch_matches_dense_brute_force) {
   }
 }
 
+// A trace that folds back in y (not monotone in wavelength) takes the kernels' general path.
+TEST(TEST_CATEGORY, extract_non_monotone_trace_matches_dense_brute_force) {
+  Toy t(12, 80);
+  t.psf.wiggle = 2.0;
+  t.psf.fit_ccd(12, 12);
+  t.clean = kspecter::test::project(t.psf, 0, t.nspec, t.wave, t.truth);
+  t.ivar.resize(t.clean.size());
+  for (std::size_t i = 0; i < t.clean.size(); ++i) t.ivar[i] = 1.0 / (9.0 + t.clean[i]);
+  t.image = t.clean;
+  t.add_noise(21);
+  t.opt.nwavestep = 30;
+  t.opt.wavepad = 8;
+  PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
+  t.opt.debug_patch = plan.patch_of(6, 40);
+  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+  ASSERT_EQ(r.debug.size(), 1u);
+  expect_all_finite(r);
+  PatchDebug const& d = r.debug[0];
+  {  // the spots' corners really go backwards somewhere in this patch
+    std::vector<double> v(std::size_t(t.psf.spot_nx() * t.psf.spot_ny()));
+    int back = 0, prev = -1000000;
+    for (int w = 0; w < plan.nwave_pad; ++w) {
+      int xc, yc;
+      t.psf.spot(6, plan.full_wave[std::size_t(d.patch.wave0 + w)], v.data(), xc, yc);
+      back += yc < prev ? 1 : 0;
+      prev = yc;
+    }
+    ASSERT_GT(back, 0);
+  }
+  kspecter::test::BruteForcePatch bf(t.psf, plan, d, t.image, t.ivar, t.opt.regularize);
+  ASSERT_FALSE(bf.f.empty());
+  EXPECT_LT(kspecter::test::max_rel_diff(d.icov, bf.icov), 1e-12);
+  EXPECT_LT(kspecter::test::max_rel_diff(d.y, bf.y), 1e-12);
+  EXPECT_LT(kspecter::test::max_rel_diff(d.deconvolved, bf.f), 1e-10);
+}
+
 // ---------------------------------------------------------------------------------------
 // Noiseless: flux = R truth exactly when nothing outside a patch's padded unknowns shines on
 // its window: fibers two apart never reach it and the padding (24 bins) outruns the spots.
