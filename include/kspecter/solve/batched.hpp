@@ -11,9 +11,10 @@ namespace kspecter::solve {
 template <class MemorySpace>
 using MatrixBatch = Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace>;  // [batch][n][n]
 template <class MemorySpace>
-using VectorBatch = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;   // [batch][n]
+using VectorBatch = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;  // [batch][n]
 template <class MemorySpace>
-using BlockBatch = Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>;  // [batch][nblock][m][m]
+using BlockBatch =
+    Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>;  // [batch][nblock][m][m]
 
 /// In-place Cholesky A = L Lᵀ of every matrix; L is left in the lower triangle.
 /// Only the lower triangle is read or written (the strict upper triangle keeps its values).
@@ -32,7 +33,8 @@ void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memo
 /// (n = nblock * m): c(b, k) = [A⁻¹][k m : (k+1) m, k m : (k+1) m], exactly symmetric.
 /// Overwrites l: its lower triangle becomes L⁻¹, parts of its upper triangle zeros.
 template <class ExecSpace>
-void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
+void inverse_diagonal_blocks(ExecSpace const& space,
+                             MatrixBatch<typename ExecSpace::memory_space> l,
                              BlockBatch<typename ExecSpace::memory_space> c);
 
 /// In place, c(i) becomes Q = c(i)^(-1/2), the symmetric inverse square root, for every

@@ -2,14 +2,12 @@
 // blocked left-looking, the heavy part in team_gemm.
 #pragma once
 
+#include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
 #include <kspecter/solve/team_gemm.hpp>
 #include <kspecter/solve/tuning.hpp>
-
-#include <Kokkos_Core.hpp>
-
 #include <string>
 
 namespace kspecter::solve {
@@ -20,10 +18,11 @@ namespace kspecter::solve {
 //   3. L[c1:, c0:c1] = A[c1:, c0:c1] L_kk⁻ᵀ = A · (L_kk⁻¹)ᵀ  (team_gemm; L_kk⁻¹ in scratch)
 // Every element of L is written once and the K loops of step 1 are long, so the
 // accumulators stay in registers. Only the lower triangle is read or written.
-template <class ExecSpace>
-void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,
-              Kokkos::View<int*, typename ExecSpace::memory_space> info) {
-  using Tune = Tuning<ExecSpace>;
+namespace detail {
+
+template <class Tune, class ExecSpace>
+void cholesky_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,
+                   Kokkos::View<int*, typename ExecSpace::memory_space> info) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
@@ -38,8 +37,7 @@ void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_spa
     return;
   }
   int const nb = detail::imin(Tune::block, n);
-  int const tr = detail::round_up(Tune::block, Tune::mr);
-  int const tn = detail::round_up(nb, Tune::nr);
+  int const tr = Tune::block, tn = Tune::block;
   int const stage = detail::stage_doubles<Policy, Tune>(0, "solve::cholesky");
   int const l1 = Tune::max_tile * Tune::max_tile + nb * nb;
 
@@ -54,40 +52,54 @@ void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_spa
     for (int c0 = 0; c0 < n; c0 += nb) {
       int const w = detail::imin(nb, n - c0), c1 = c0 + w;
       if (c0 > 0) {
-        detail::GemmArgs g{n - c0, w, c0, -1.0, 1.0,
-                           detail::Operand{A + c0 * n, n, 1}, detail::Operand{A + c0 * n, n, 1},
-                           A + c0 * n + c0, n, detail::kStoreLower, tr, tn};
+        detail::GemmArgs const g =
+            detail::gemm(n - c0, w, c0, -1.0, detail::Operand{A + c0 * n, n, 1},
+                         detail::Operand{A + c0 * n, n, 1}, 1.0, A + c0 * n + c0, n,
+                         detail::kStoreLower, tr, tn);
         detail::team_gemm<Tune>(team, work, g);
       }
-      int const f = detail::team_potrf_unblocked(team, A + c0 * n + c0, n, w);
+      int const f = detail::team_potrf_unblocked(team, A + c0 * n + c0, n, w, s0.data());
       if (f != 0) {
         fail = c0 + f;
         break;
       }
       if (c1 < n) {
-        detail::team_trtri_unblocked(team, A + c0 * n + c0, n, w, dinv, w);
-        detail::GemmArgs g{n - c1, w, w, 1.0, 0.0,
-                           detail::Operand{A + c1 * n + c0, n, 1}, detail::Operand{dinv, w, 1},
-                           A + c1 * n + c0, n, detail::kBUpper, tr, tn};
+        detail::team_trtri_unblocked<Tune>(team, A + c0 * n + c0, n, w, dinv, w);
+        detail::GemmArgs const g = detail::gemm(
+            n - c1, w, w, 1.0, detail::Operand{A + c1 * n + c0, n, 1}, detail::Operand{dinv, w, 1},
+            0.0, A + c1 * n + c0, n, detail::kBUpper, tr, tn);
         detail::team_gemm<Tune>(team, work, g);
       }
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { info(b) = fail; });
   };
 
-  Policy policy(space, nmat, Tune::team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
-      .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  auto const scratch = [&](Policy p) {
+    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
+        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  };
+  int const team_size =
+      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::team_size);
+  Policy const policy = scratch(Policy(space, nmat, team_size));
   Kokkos::parallel_for("kspecter::solve::cholesky", policy, kernel);
+}
+
+}  // namespace detail
+
+template <class ExecSpace>
+void cholesky(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,
+              Kokkos::View<int*, typename ExecSpace::memory_space> info) {
+  detail::cholesky_impl<Tuning<ExecSpace>>(space, a, info);
 }
 
 // Forward then backward substitution by blocks of nb rows: the diagonal block is solved by
 // one thread, the rest of the vector is updated by the team (row dot products forward,
 // row axpys backward, so that both walk L along its rows).
-template <class ExecSpace>
-void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
-                    VectorBatch<typename ExecSpace::memory_space> b) {
-  using Tune = Tuning<ExecSpace>;
+namespace detail {
+
+template <class Tune, class ExecSpace>
+void cholesky_solve_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
+                         VectorBatch<typename ExecSpace::memory_space> b) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   ScopedRegion region("kspecter::solve::cholesky_solve");
@@ -134,15 +146,23 @@ void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memo
       for (int q = r0; q < r1; ++q) {
         double const xq = x[q];
         double const* lq = L + q * n;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r0),
-                             [&](int p) { x[p] -= lq[p] * xq; });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r0), [&](int p) { x[p] -= lq[p] * xq; });
       }
       team.team_barrier();
       r1 = r0;
     }
   };
-  Kokkos::parallel_for("kspecter::solve::cholesky_solve",
-                       Policy(space, nmat, Tune::team_size), kernel);
+  Policy const policy(space, nmat,
+                      detail::team_size_for(Policy(space, nmat, 1), kernel, Tune::team_size));
+  Kokkos::parallel_for("kspecter::solve::cholesky_solve", policy, kernel);
+}
+
+}  // namespace detail
+
+template <class ExecSpace>
+void cholesky_solve(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
+                    VectorBatch<typename ExecSpace::memory_space> b) {
+  detail::cholesky_solve_impl<Tuning<ExecSpace>>(space, l, b);
 }
 
 }  // namespace kspecter::solve

@@ -1,14 +1,12 @@
 // Diagonal blocks of A⁻¹ from the Cholesky factor (declared in batched.hpp).
 #pragma once
 
+#include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
 #include <kspecter/solve/team_gemm.hpp>
 #include <kspecter/solve/tuning.hpp>
-
-#include <Kokkos_Core.hpp>
-
 #include <string>
 
 namespace kspecter::solve {
@@ -22,10 +20,12 @@ namespace kspecter::solve {
 //   4. the strict upper triangle of each m-block on the diagonal is zeroed (W is lower);
 //   5. the Gram products of step "c_k" above, one team_gemm per block.
 // Cost: n³/3 (W) + n² nb / 2 (N) + Σ_k 2 m² (n - k m) (Gram) flops.
-template <class ExecSpace>
-void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> l,
-                             BlockBatch<typename ExecSpace::memory_space> c) {
-  using Tune = Tuning<ExecSpace>;
+namespace detail {
+
+template <class Tune, class ExecSpace>
+void inverse_diagonal_blocks_impl(ExecSpace const& space,
+                                  MatrixBatch<typename ExecSpace::memory_space> l,
+                                  BlockBatch<typename ExecSpace::memory_space> c) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
@@ -35,7 +35,8 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
   int const n = int(l.extent(1));
   int const nblock = int(c.extent(1));
   int const m = int(c.extent(2));
-  if (int(l.extent(2)) != n) throw ParameterError("solve::inverse_diagonal_blocks: L is not square");
+  if (int(l.extent(2)) != n)
+    throw ParameterError("solve::inverse_diagonal_blocks: L is not square");
   if (int(c.extent(0)) < nmat || int(c.extent(3)) != m || nblock * m != n)
     throw ParameterError("solve::inverse_diagonal_blocks: blocks [" + std::to_string(nblock) +
                          "][" + std::to_string(m) + "][" + std::to_string(c.extent(3)) +
@@ -43,10 +44,9 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
   if (nmat == 0 || n == 0) return;
   int const nb = detail::imin(Tune::block, n);
   int const nt = (n + nb - 1) / nb;
-  int const tr = detail::round_up(Tune::block, Tune::mr);
-  int const tn = detail::round_up(Tune::block, Tune::nr);
-  int const gtr = detail::tile_for<Tune>(m, Tune::mr);
-  int const gtn = detail::tile_for<Tune>(m, Tune::nr);
+  int const tr = Tune::block, tn = Tune::block;
+  int const gtr = detail::tile_for<Tune>(m);
+  int const gtn = detail::tile_for<Tune>(m);
   int const stage = detail::stage_doubles<Policy, Tune>(0, "solve::inverse_diagonal_blocks");
   int const l1 = Tune::max_tile * Tune::max_tile + nb * nb;
 
@@ -62,7 +62,7 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
     for (int i0 = 0; i0 < n; i0 += nb) {
       int const w = detail::imin(nb, n - i0);
       double* t = W + i0 * n + i0;
-      detail::team_trtri_unblocked(team, t, n, w, tmp, w);
+      detail::team_trtri_unblocked<Tune>(team, t, n, w, tmp, w);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int r) {
         for (int q = 0; q < w; ++q) t[r * n + q] = tmp[r * w + q];
       });
@@ -71,9 +71,9 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
     // 2. N_i = D_ii⁻¹ L[i, :i] in place (C aliases B column for column, one tile row).
     for (int i = 1; i < nt; ++i) {
       int const i0 = i * nb, w = detail::imin(nb, n - i0);
-      detail::GemmArgs g{w, i0, w, 1.0, 0.0,
-                         detail::Operand{W + i0 * n + i0, n, 1}, detail::Operand{W + i0 * n, 1, n},
-                         W + i0 * n, n, detail::kALower, tr, tn};
+      detail::GemmArgs const g = detail::gemm(w, i0, w, 1.0, detail::Operand{W + i0 * n + i0, n, 1},
+                                              detail::Operand{W + i0 * n, 1, n}, 0.0, W + i0 * n, n,
+                                              detail::kALower, tr, tn);
       detail::team_gemm<Tune>(team, work, g);
     }
     // 3. W_ij = -Σ_k N_ik W_kj (C aliases A row for row, one tile column).
@@ -81,10 +81,9 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
       int const j0 = j * nb, wj = detail::imin(nb, n - j0);
       for (int i = j + 1; i < nt; ++i) {
         int const i0 = i * nb, wi = detail::imin(nb, n - i0);
-        detail::GemmArgs g{wi, wj, i0 - j0, -1.0, 0.0,
-                           detail::Operand{W + i0 * n + j0, n, 1},
-                           detail::Operand{W + j0 * n + j0, 1, n},
-                           W + i0 * n + j0, n, 0u, tr, tn};
+        detail::GemmArgs const g = detail::gemm(
+            wi, wj, i0 - j0, -1.0, detail::Operand{W + i0 * n + j0, n, 1},
+            detail::Operand{W + j0 * n + j0, 1, n}, 0.0, W + i0 * n + j0, n, 0u, tr, tn);
         detail::team_gemm<Tune>(team, work, g);
       }
     }
@@ -98,17 +97,30 @@ void inverse_diagonal_blocks(ExecSpace const& space, MatrixBatch<typename ExecSp
     // 5. c_k = W[km:, km:km+m]ᵀ W[km:, km:km+m].
     for (int k = 0; k < nblock; ++k) {
       double const* wk = W + (k * m) * n + k * m;
-      detail::GemmArgs g{m, m, n - k * m, 1.0, 0.0,
-                         detail::Operand{wk, 1, n}, detail::Operand{wk, 1, n},
-                         &c(b, k, 0, 0), m, 0u, gtr, gtn};
+      detail::GemmArgs const g =
+          detail::gemm(m, m, n - k * m, 1.0, detail::Operand{wk, 1, n}, detail::Operand{wk, 1, n},
+                       0.0, &c(b, k, 0, 0), m, 0u, gtr, gtn);
       detail::team_gemm<Tune>(team, work, g);
     }
   };
 
-  Policy policy(space, nmat, Tune::team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
-      .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  auto const scratch = [&](Policy p) {
+    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
+        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  };
+  int const team_size =
+      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::team_size);
+  Policy const policy = scratch(Policy(space, nmat, team_size));
   Kokkos::parallel_for("kspecter::solve::inverse_blocks", policy, kernel);
+}
+
+}  // namespace detail
+
+template <class ExecSpace>
+void inverse_diagonal_blocks(ExecSpace const& space,
+                             MatrixBatch<typename ExecSpace::memory_space> l,
+                             BlockBatch<typename ExecSpace::memory_space> c) {
+  detail::inverse_diagonal_blocks_impl<Tuning<ExecSpace>>(space, l, c);
 }
 
 }  // namespace kspecter::solve

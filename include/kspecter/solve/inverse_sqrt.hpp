@@ -2,15 +2,13 @@
 // Householder tridiagonalisation, implicit QL with Wilkinson shifts, Q = V diag(w^-1/2) Vᵀ.
 #pragma once
 
+#include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
 #include <kspecter/solve/team_gemm.hpp>
 #include <kspecter/solve/tuning.hpp>
-
-#include <Kokkos_Core.hpp>
-
 #include <string>
 
 namespace kspecter::solve {
@@ -21,7 +19,7 @@ namespace detail {
 /// T = Zᵀ a Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ. Leaves d (diagonal), e (e[k] =
 /// T[k][k+1], e[m-1] = 0), tau, and v_k in row k of a (columns k+1..m-1); the rest of a is
 /// scratch afterwards.
-template <class Member>
+template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, int m, double* d,
                                                 double* e, double* tau, double* pv) {
   for (int k = 0; k + 1 < m; ++k) {
@@ -54,10 +52,7 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
     team.team_barrier();
     // p = tau A' v with A' = a[k+1:, k+1:]
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
-      double const* ai = a + (k + 1 + i) * m + k + 1;
-      double s = 0.0;
-      for (int j = 0; j < r; ++j) s += ai[j] * row[j];
-      pv[i] = tk * s;
+      pv[i] = tk * dot<Tune>(a + (k + 1 + i) * m + k + 1, row, r);
     });
     team.team_barrier();
     double vp = 0.0;
@@ -81,7 +76,7 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
 
 /// zt = Zᵀ = H_{m-3} ⋯ H_0 from the reflectors left by team_tridiagonalize, accumulated
 /// backwards so that step k only touches zt[k+1:, k+1:]. Each row is one dot and one axpy.
-template <class Member>
+template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, int m,
                                          double const* tau, double* zt) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
@@ -95,13 +90,53 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
     double const* v = a + k * m + k + 1;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
       double* zi = zt + (k + 1 + i) * m + k + 1;
-      double u = 0.0;
-      for (int c = 0; c < r; ++c) u += zi[c] * v[c];
-      u *= tk;
+      double const u = tk * dot<Tune>(zi, v, r);
       for (int c = 0; c < r; ++c) zi[c] -= u * v[c];
     });
     team.team_barrier();
   }
+}
+
+/// Applies the rotations hi, hi-1, ..., lo of one QL sweep to the rows of zt: rotation i
+/// mixes rows i and i+1 (row i+1 <- s row_i + c row_{i+1}, row i <- c row_i - s row_{i+1}).
+/// Each column runs the whole chain with the running row in registers, so every row is
+/// read and written once per sweep; the team splits the columns (chunks of 8 on the host,
+/// vectorised; one per thread on a GPU).
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt, int m,
+                                                 double const* cs, double const* sn, int lo,
+                                                 int hi) {
+  constexpr int W = Tune::coalesce ? 1 : 8;
+  int const nchunk = (m + W - 1) / W;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nchunk), [&](int ch) {
+    int const c0 = ch * W;
+    if (c0 + W <= m) {
+      double carry[W];
+      for (int l = 0; l < W; ++l) carry[l] = zt[(hi + 1) * m + c0 + l];
+      for (int i = hi; i >= lo; --i) {
+        double const c = cs[i], s = sn[i];
+        double const* zi = zt + i * m + c0;
+        double* zj = zt + (i + 1) * m + c0;
+        // Separate loops (loads first) so that the lanes vectorise without alias checks.
+        double g[W];
+        for (int l = 0; l < W; ++l) g[l] = zi[l];
+        for (int l = 0; l < W; ++l) zj[l] = s * g[l] + c * carry[l];
+        for (int l = 0; l < W; ++l) carry[l] = c * g[l] - s * carry[l];
+      }
+      for (int l = 0; l < W; ++l) zt[lo * m + c0 + l] = carry[l];
+    } else {
+      for (int col = c0; col < m; ++col) {
+        double carry = zt[(hi + 1) * m + col];
+        for (int i = hi; i >= lo; --i) {
+          double const c = cs[i], s = sn[i];
+          double const g = zt[i * m + col];
+          zt[(i + 1) * m + col] = s * g + c * carry;
+          carry = c * g - s * carry;
+        }
+        zt[lo * m + col] = carry;
+      }
+    }
+  });
 }
 
 /// Eigenvalues of the symmetric tridiagonal (d, e) by implicit QL with Wilkinson shifts;
@@ -109,7 +144,7 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
 /// of the original matrix. One thread runs the (sequential) chain of a QL sweep and records
 /// its rotations; the team then applies them. Returns false if an eigenvalue did not
 /// converge in 60 sweeps (or the input held NaN).
-template <class Member>
+template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, double* d, double* e,
                                                 double* cs, double* sn, int* st, double* zt) {
   constexpr double eps = 2.220446049250313e-16;
@@ -154,7 +189,8 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
         for (; i >= l; --i) {
           double const f = s * e[i];
           double const bb = c * e[i];
-          r = hypot2(f, g);
+          r = compat::sqrt(f * f + g * g);
+          if (!(r > 1e-150 && r < 1e150)) r = hypot2(f, g);  // squares out of range
           e[i + 1] = r;
           if (r == 0.0) {  // exact split: the rotations so far stand, restart on the rest
             d[i + 1] -= p;
@@ -162,8 +198,9 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
             deflated = true;
             break;
           }
-          s = f / r;
-          c = g / r;
+          double const rinv = 1.0 / r;
+          s = f * rinv;
+          c = g * rinv;
           g = d[i + 1] - p;
           r = (d[i] - g) * s + 2.0 * c * bb;
           p = s * r;
@@ -187,16 +224,7 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
     });
     team.team_barrier();
     int const lo = st[2], hi = st[3], status = st[4];
-    for (int i = hi; i >= lo; --i) {
-      double const c = cs[i], s = sn[i];
-      double* zi = zt + i * m;
-      double* zj = zt + (i + 1) * m;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int col) {
-        double const f = zj[col], g = zi[col];
-        zj[col] = s * g + c * f;
-        zi[col] = c * g - s * f;
-      });
-    }
+    if (hi >= lo) apply_rotation_chain<Tune>(team, zt, m, cs, sn, lo, hi);
     team.team_barrier();
     if (status != 0) return status == 1;
   }
@@ -210,10 +238,11 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
 // per matrix, so that a result does not depend on which matrices share its batch.
 // A matrix whose largest eigenvalue is not positive, or that holds NaN/Inf, or whose QL
 // iteration does not converge, gets Q = 0 (the caller's ivar = 0), never NaN.
-template <class ExecSpace>
-void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                  double rel_clip) {
-  using Tune = Tuning<ExecSpace>;
+namespace detail {
+
+template <class Tune, class ExecSpace>
+void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
+                       double rel_clip) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
@@ -228,8 +257,8 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
     throw ParameterError("solve::inverse_sqrt: rel_clip must be in (0, 1), got " +
                          std::to_string(rel_clip));
   if (nmat == 0 || m == 0) return;
-  int const gtr = detail::tile_for<Tune>(m, Tune::mr);
-  int const gtn = detail::tile_for<Tune>(m, Tune::nr);
+  int const gtr = detail::tile_for<Tune>(m);
+  int const gtn = detail::tile_for<Tune>(m);
   // Six vectors of m for the QL chain: level 0 when they leave room for GEMM staging.
   int const nvec = 6 * m;
   int const ints = 8;
@@ -264,9 +293,9 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
       }
     });
     team.team_barrier();
-    detail::team_tridiagonalize(team, A, m, d, e, tau, pv);
-    detail::team_form_zt(team, A, m, tau, zt);
-    bool ok = detail::team_tridiagonal_ql(team, m, d, e, cs, sn, st.data(), zt);
+    detail::team_tridiagonalize<Tune>(team, A, m, d, e, tau, pv);
+    detail::team_form_zt<Tune>(team, A, m, tau, zt);
+    bool ok = detail::team_tridiagonal_ql<Tune>(team, m, d, e, cs, sn, st.data(), zt);
 
     double wmax = 0.0;
     Kokkos::single(
@@ -297,8 +326,8 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
           bad);
     }
     if (ok && bad == 0) {
-      detail::GemmArgs g{m, m, m, 1.0, 0.0, detail::Operand{zt, 1, m}, detail::Operand{zt, 1, m},
-                         A, m, 0u, gtr, gtn};
+      detail::GemmArgs const g = detail::gemm(m, m, m, 1.0, detail::Operand{zt, 1, m},
+                                              detail::Operand{zt, 1, m}, 0.0, A, m, 0u, gtr, gtn);
       detail::team_gemm<Tune>(team, work, g);
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
@@ -307,10 +336,22 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
     }
   };
 
-  Policy policy(space, nmat, Tune::team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage) + extra_l0))
-      .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  auto const scratch = [&](Policy p) {
+    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage) + extra_l0))
+        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+  };
+  int const team_size =
+      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::team_size);
+  Policy const policy = scratch(Policy(space, nmat, team_size));
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
+}
+
+}  // namespace detail
+
+template <class ExecSpace>
+void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
+                  double rel_clip) {
+  detail::inverse_sqrt_impl<Tuning<ExecSpace>>(space, c, rel_clip);
 }
 
 }  // namespace kspecter::solve

@@ -3,12 +3,11 @@
 // triangular kernels, and the scratch bookkeeping they share. One team owns one matrix.
 #pragma once
 
+#include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/solve/host_simd.hpp>
 #include <kspecter/solve/tuning.hpp>
-
-#include <Kokkos_Core.hpp>
-
 #include <string>
 
 namespace kspecter::solve::detail {
@@ -26,6 +25,27 @@ KOKKOS_INLINE_FUNCTION double hypot2(double a, double b) {
   if (big == 0.0) return small;  // small is 0 or NaN
   double const t = small / big;
   return big * compat::sqrt(1.0 + t * t);
+}
+
+/// Σ x[i] y[i]. On the host with independent partial sums (lanes) that the compiler
+/// vectorises; the summation order is fixed, so results are reproducible.
+template <class Tune>
+KOKKOS_INLINE_FUNCTION double dot(double const* x, double const* y, int n) {
+  if constexpr (Tune::coalesce) {
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s += x[i] * y[i];
+    return s;
+  } else {
+    constexpr int L = 8;
+    double acc[L] = {};
+    int i = 0;
+    for (; i + L <= n; i += L)
+      for (int l = 0; l < L; ++l) acc[l] += x[i + l] * y[i + l];
+    for (int l = 0; i + l < n; ++l) acc[l] += x[i + l] * y[i + l];
+    double s = 0.0;
+    for (int l = 0; l < L; ++l) s += acc[l];
+    return s;
+  }
 }
 
 /// A read-only operand of team_gemm: element (x, k) is p[x * sx + k * sk], where x is the
@@ -61,6 +81,13 @@ struct GemmArgs {
   unsigned flags;
   int tr, tn;  // output tile (multiples of mr and nr, at most Tuning::max_tile)
 };
+
+/// GemmArgs in the order of the formula C = beta C + alpha A Bᵀ.
+KOKKOS_INLINE_FUNCTION GemmArgs gemm(int m, int n, int k, double alpha, Operand a, Operand b,
+                                     double beta, double* c, int ldc, unsigned flags, int tr,
+                                     int tn) {
+  return GemmArgs{m, n, k, alpha, beta, a, b, c, ldc, flags, tr, tn};
+}
 
 /// Per-team scratch of team_gemm: `stage` (level 0) holds the staged K-chunks of A and B,
 /// `acc` (level 1, max_tile² doubles) holds accumulators when the team has fewer threads
@@ -132,6 +159,9 @@ KOKKOS_FORCEINLINE_FUNCTION void store_micro(double const (&acc)[MR][NR], GemmAr
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void team_gemm(Member const& team, GemmWork const& w, GemmArgs const& g) {
   constexpr int MR = Tune::mr, NR = Tune::nr;
+  static_assert(Tune::quantum % MR == 0 && Tune::quantum % NR == 0, "tiles must hold micro-tiles");
+  static_assert(Tune::block % Tune::quantum == 0 && Tune::max_tile % Tune::quantum == 0,
+                "block and max_tile must be multiples of the quantum");
   int const lda = g.tr + Tune::pad, ldb = g.tn + Tune::pad;
   int kc = w.stage_len / (lda + ldb);
   kc = kc >= 8 ? kc / 4 * 4 : kc;
@@ -142,6 +172,9 @@ KOKKOS_INLINE_FUNCTION void team_gemm(Member const& team, GemmWork const& w, Gem
   int const nthreads = team.team_size();
   int const rank = team.team_rank();
   bool const persistent = nthreads >= nmt;  // uniform across the team
+#if KSPECTER_SOLVE_HOST_SIMD
+  ChunkFn const simd = (Tune::host_simd && nthreads == 1) ? host_chunk_kernel() : nullptr;
+#endif
 
   for (int ti = 0; ti < g.m; ti += g.tr) {
     int const mlen = imin(g.tr, g.m - ti);
@@ -158,6 +191,13 @@ KOKKOS_INLINE_FUNCTION void team_gemm(Member const& team, GemmWork const& w, Gem
         stage_operand<Tune>(team, at, lda, g.tr, g.a, ti, mlen, k0, kcc);
         stage_operand<Tune>(team, bt, ldb, g.tn, g.b, tj, nlen, k0, kcc);
         team.team_barrier();
+#if KSPECTER_SOLVE_HOST_SIMD
+        if (simd) {
+          simd(ChunkArgs{at, lda, bt, ldb, w.acc, g.tn, g.tr, g.tn, mlen, nlen, kcc, k0, ti, tj,
+                         g.flags, k0 == 0});
+          continue;
+        }
+#endif
         for (int mt = rank; mt < nmt; mt += nthreads) {
           int const i0 = (mt / nmc) * MR, j0 = (mt % nmc) * NR;
           if (i0 >= mlen || j0 >= nlen) continue;
@@ -200,11 +240,11 @@ KOKKOS_INLINE_FUNCTION void team_gemm(Member const& team, GemmWork const& w, Gem
 }
 
 /// Output tile for a GEMM dimension: the whole extent when it fits one tile, else the
-/// block size (both multiples of the micro-tile side q).
+/// block size (both multiples of Tune::quantum, hence of every micro-tile side).
 template <class Tune>
-inline int tile_for(int extent, int q) {
-  int const whole = round_up(extent < 1 ? 1 : extent, q);
-  return whole <= Tune::max_tile ? whole : round_up(Tune::block, q);
+inline int tile_for(int extent) {
+  int const whole = round_up(extent < 1 ? 1 : extent, Tune::quantum);
+  return whole <= Tune::max_tile ? whole : Tune::block;
 }
 
 /// Level-0 doubles for staging: whatever level-0 scratch is left after `reserved` bytes,
@@ -219,10 +259,20 @@ inline int stage_doubles(int reserved_bytes, char const* who) {
   return avail;
 }
 
-/// Factors the w x w lower triangle of T (row stride ld) in place, T = L Lᵀ, unblocked.
+/// The team size to launch: the tuning's, unless the kernel cannot run that many threads
+/// (registers, scratch) on this device. `probe` carries the scratch request.
+template <class Policy, class Kernel>
+int team_size_for(Policy const& probe, Kernel const& kernel, int want) {
+  int const most = probe.team_size_max(kernel, Kokkos::ParallelForTag());
+  return want < most ? want : most;
+}
+
+/// Factors the w x w lower triangle of T (row stride ld) in place, T = L Lᵀ, unblocked,
+/// right-looking; col (w doubles of scratch) holds the current column contiguously.
 /// Returns 0, or j + 1 if pivot j is not positive and finite (T is then left part-done).
 template <class Member>
-KOKKOS_INLINE_FUNCTION int team_potrf_unblocked(Member const& team, double* t, int ld, int w) {
+KOKKOS_INLINE_FUNCTION int team_potrf_unblocked(Member const& team, double* t, int ld, int w,
+                                                double* col) {
   for (int j = 0; j < w; ++j) {
     double inv = 0.0;
     Kokkos::single(
@@ -239,13 +289,16 @@ KOKKOS_INLINE_FUNCTION int team_potrf_unblocked(Member const& team, double* t, i
         },
         inv);
     if (!(inv > 0.0)) return j + 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j + 1, w),
-                         [&](int i) { t[i * ld + j] *= inv; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j + 1, w), [&](int i) {
+      double const v = t[i * ld + j] * inv;
+      t[i * ld + j] = v;
+      col[i] = v;
+    });
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j + 1, w), [&](int i) {
-      double const lij = t[i * ld + j];
+      double const lij = col[i];
       double* ti = t + i * ld;
-      for (int l = j + 1; l <= i; ++l) ti[l] -= lij * t[l * ld + j];
+      for (int l = j + 1; l <= i; ++l) ti[l] -= lij * col[l];
     });
     team.team_barrier();
   }
@@ -253,20 +306,40 @@ KOKKOS_INLINE_FUNCTION int team_potrf_unblocked(Member const& team, double* t, i
 }
 
 /// out (w x w, row stride ldo, full square with zeros above the diagonal) = T⁻¹ for the
-/// lower-triangular T (row stride ld). Columns are independent: one per thread.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void team_trtri_unblocked(Member const& team, double const* t, int ld,
-                                                 int w, double* out, int ldo) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int q) {
-    for (int i = 0; i < q; ++i) out[i * ldo + q] = 0.0;
-    out[q * ldo + q] = 1.0 / t[q * ld + q];
-    for (int i = q + 1; i < w; ++i) {
-      double const* ti = t + i * ld;
-      double s = 0.0;
-      for (int p = q; p < i; ++p) s += ti[p] * out[p * ldo + q];
-      out[i * ldo + q] = -s / ti[i];
-    }
-  });
+/// lower-triangular T (row stride ld). GPU: one column per thread (independent forward
+/// substitutions). Host: row by row, out[i, :i] = -(Σ_p T[i][p] out[p, :]) / T[i][i], whose
+/// inner loops are contiguous axpys.
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void team_trtri_unblocked(Member const& team, double const* t, int ld, int w,
+                                                 double* out, int ldo) {
+  if constexpr (Tune::coalesce) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int q) {
+      for (int i = 0; i < q; ++i) out[i * ldo + q] = 0.0;
+      out[q * ldo + q] = 1.0 / t[q * ld + q];
+      for (int i = q + 1; i < w; ++i) {
+        double const* ti = t + i * ld;
+        double s = 0.0;
+        for (int p = q; p < i; ++p) s += ti[p] * out[p * ldo + q];
+        out[i * ldo + q] = -s / ti[i];
+      }
+    });
+  } else {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      for (int i = 0; i < w; ++i) {
+        double const* ti = t + i * ld;
+        double* oi = out + i * ldo;
+        for (int q = 0; q < w; ++q) oi[q] = 0.0;
+        for (int p = 0; p < i; ++p) {
+          double const f = ti[p];
+          double const* op = out + p * ldo;
+          for (int q = 0; q <= p; ++q) oi[q] += f * op[q];
+        }
+        double const d = 1.0 / ti[i];
+        for (int q = 0; q < i; ++q) oi[q] *= -d;
+        oi[i] = d;
+      }
+    });
+  }
   team.team_barrier();
 }
 

@@ -13,12 +13,16 @@ namespace kspecter::solve {
 template <class ExecSpace>
 struct Tuning {
 #if defined(__AVX512F__)
-  static constexpr int mr = 8, nr = 16;  // 16 zmm accumulators
+  static constexpr int mr = 4, nr = 16;  // 8 zmm accumulators
 #elif defined(__AVX__)
   static constexpr int mr = 4, nr = 8;  // 8 ymm accumulators
 #else
   static constexpr int mr = 4, nr = 4;  // 8 xmm accumulators (SSE2 leaves 16 registers)
 #endif
+  /// Tile sizes are multiples of this (covers the run-time dispatched 8 x 16 kernel).
+  static constexpr int quantum = 16;
+  /// Use host_simd.hpp's run-time dispatched micro-kernels when a team is one thread.
+  static constexpr bool host_simd = true;
   /// Extra doubles per staged row in scratch (GPUs: an odd row stride avoids bank conflicts
   /// in the transposing copy).
   static constexpr int pad = 0;
@@ -39,6 +43,8 @@ struct Tuning {
 template <>
 struct Tuning<Kokkos::Cuda> {
   static constexpr int mr = 4, nr = 4;
+  static constexpr int quantum = 4;
+  static constexpr bool host_simd = false;
   static constexpr int pad = 1;
   static constexpr int block = 64;
   static constexpr int max_tile = 80;
@@ -51,6 +57,8 @@ struct Tuning<Kokkos::Cuda> {
 template <>
 struct Tuning<Kokkos::Experimental::HIP> {
   static constexpr int mr = 4, nr = 4;
+  static constexpr int quantum = 4;
+  static constexpr bool host_simd = false;
   static constexpr int pad = 1;
   static constexpr int block = 64;
   static constexpr int max_tile = 80;

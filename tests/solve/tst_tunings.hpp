@@ -1,0 +1,103 @@
+// The solve kernels under other launch shapes than this backend's default, so that the
+// code paths a GPU takes (several threads per team with register-persistent micro-tiles,
+// coalesced staging, column-parallel triangular inverse, one rotation chain per thread)
+// and the portable host micro-kernel are exercised here too, against the same references.
+#include <kspecter/solve/batched.hpp>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+namespace ref = kspecter::test::solve_ref;
+namespace util = kspecter::test::solve_util;
+namespace sd = kspecter::solve::detail;
+using mem = TEST_EXECSPACE::memory_space;
+
+/// GPU-shaped: 2 threads per team (what a 2-thread host pool can run), 32 x 16 micro-tiles
+/// so that a 32 x 32 tile has 2 of them, one per thread (the GPU's persistent mode), and
+/// every `coalesce` branch.
+struct GpuLike {
+  static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
+  static constexpr int team_size = 2;
+  static constexpr bool coalesce = true, host_simd = false;
+};
+
+/// The host shape without the run-time dispatched SIMD kernels (the portable path).
+struct Portable {
+  static constexpr int mr = 4, nr = 4, quantum = 16, pad = 0, block = 64, max_tile = 80;
+  static constexpr int team_size = 1;
+  static constexpr bool coalesce = false, host_simd = false;
+};
+
+template <class Tune>
+void check_chain(int nfiber, int m, int nmat) {
+  int const n = nfiber * m;
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("nfiber = " + std::to_string(nfiber) + ", m = " + std::to_string(m) +
+               ", seed = " + std::to_string(seed));
+  std::vector<std::vector<double>> a;
+  for (int b = 0; b < nmat; ++b) a.push_back(ref::random_spd(n, seed + b, 2e-2));
+  // One indefinite matrix in the middle of the batch.
+  a[1][(n / 2) * n + n / 2] = -1.0;
+  auto dev = util::upload<TEST_EXECSPACE>(a, n);
+  Kokkos::View<int*, mem> info("info", nmat);
+  kspecter::solve::VectorBatch<mem> y("y", nmat, n);
+  Kokkos::deep_copy(y, 1.0);
+  kspecter::solve::BlockBatch<mem> c("c", nmat, nfiber, m, m);
+  TEST_EXECSPACE space;
+  sd::cholesky_impl<Tune>(space, dev, info);
+  auto hl = Kokkos::create_mirror(Kokkos::HostSpace(), dev);
+  Kokkos::deep_copy(hl, dev);
+  sd::cholesky_solve_impl<Tune>(space, dev, y);
+  sd::inverse_diagonal_blocks_impl<Tune>(space, dev, c);
+  kspecter::solve::MatrixBatch<mem> flat(c.data(), std::size_t(nmat) * nfiber, m, m);
+  auto hc = Kokkos::create_mirror(Kokkos::HostSpace(), flat);
+  Kokkos::deep_copy(hc, flat);
+  sd::inverse_sqrt_impl<Tune>(space, flat, 1e-14);
+  auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), flat);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  EXPECT_GT(hi(1), 0);
+  EXPECT_LE(hi(1), n / 2 + 1);
+  for (int b = 0; b < nmat; ++b) {
+    if (b == 1) continue;
+    ASSERT_EQ(hi(b), 0) << "matrix " << b;
+    auto const lr = ref::cholesky(a[b], n);
+    auto const l = util::matrix(hl, b);
+    std::vector<double> low(l.size(), 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) low[i * n + j] = l[i * n + j];
+    EXPECT_LE(ref::rel_maxdiff(low, lr), 1e-10) << "matrix " << b;
+    // x = A⁻¹ 1 and the diagonal blocks of A⁻¹, from the reference inverse.
+    auto const inv = ref::inverse(a[b], n);
+    std::vector<ref::LD> x(n, 0.0L);
+    std::vector<double> got(n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) x[i] += inv[std::size_t(i) * n + j];
+      got[i] = hy(b, i);
+    }
+    EXPECT_LE(ref::rel_maxdiff(got, x), 1e-10) << "matrix " << b;
+    for (int f = 0; f < nfiber; ++f) {
+      std::vector<ref::LD> cf(std::size_t(m) * m);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) cf[i * m + j] = inv[std::size_t(f * m + i) * n + f * m + j];
+      auto const gc = util::matrix(hc, std::size_t(b) * nfiber + f);
+      auto const gq = util::matrix(hq, std::size_t(b) * nfiber + f);
+      EXPECT_LE(ref::rel_maxdiff(gc, cf), 1e-10) << "matrix " << b << ", block " << f;
+      EXPECT_LE(ref::rel_maxdiff(gq, ref::inverse_sqrt(cf, m, 1e-14)), 1e-9)
+          << "matrix " << b << ", block " << f;
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, gpu_shaped_kernels_small_blocks) { check_chain<GpuLike>(3, 37, 3); }
+TEST(TEST_CATEGORY, gpu_shaped_kernels_fiber_blocks) { check_chain<GpuLike>(2, 74, 3); }
+TEST(TEST_CATEGORY, portable_kernels_fiber_blocks) { check_chain<Portable>(3, 74, 3); }
+
+}  // namespace
