@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# kspecter on a GPU machine: build here, carry the result, run every test and benchmark there.
+#
+#   perf/gpu_run.sh prepare [--no-build] [--jobs N]   # here: CUDA Kokkos + kspecter, then stage
+#   perf/gpu_run.sh stage                             # here: stage an existing build only
+#   perf/gpu_run.sh run                               # there, from the repository root
+#
+# prepare: cmake/bootstrap-deps.sh --backend cuda, configure + build $KSPECTER_GPU_BUILD
+#   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage.
+# stage: copies into .gpu/ (ignored by git, carried by the device tool) what the device needs
+#   and nothing else: the stripped executables, the CTest files, GoogleTest's discovery
+#   script, the shared libraries a device image may lack, and the shared test data.
+# run: prints the GPU (nvidia-smi) and `kspecter info`, runs CTest over the whole CUDA build
+#   (serial, openmp, cuda, host and MPI tests; the consumer-project tests need a compiler
+#   and the Kokkos install and are left to the CPU machine), then every bench_* executable,
+#   writes logs under $OUT (or ./gpu-out) and prints a short summary last. Exit status 1 when
+#   a test failed or could not run.
+#
+# Environment (run): KSPECTER_CTEST_ARGS (extra ctest arguments, e.g. "-R spots"),
+#   KSPECTER_CTEST_JOBS (default 8), KSPECTER_SKIP_BENCH=1, KSPECTER_BENCH_ARGS (extra
+#   arguments for every benchmark), KSPECTER_BENCH_TIMEOUT (s per benchmark, default 240),
+#   KSPECTER_GPU_DEADLINE_S (whole run, default 540: the device tool stops a command at 600).
+# Device call (the device tool's `run`, carry [".gpu"]):
+#   bash perf/gpu_run.sh run
+set -uo pipefail
+
+mode="${1:-}"; shift || true
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+build_name="${KSPECTER_GPU_BUILD:-build-cuda}"
+stage_name=".gpu"
+
+die() { echo "gpu_run: $*" >&2; exit 2; }
+
+# ============================================================================== here
+do_build() {
+  local jobs="${KSPECTER_BUILD_JOBS:-$(nproc)}" build=1
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --no-build) build=0; shift ;;
+      --jobs) jobs="$2"; shift 2 ;;
+      *) die "prepare: unknown argument '$1'" ;;
+    esac
+  done
+  set -e
+  local bdir="$here/$build_name"
+  if [ "$build" = 1 ]; then
+    local t0=$SECONDS prefix
+    prefix="$(bash "$here/cmake/bootstrap-deps.sh" --backend cuda | sed -n 's/^KOKKOS_PREFIX=//p' | tail -n1)"
+    [ -n "$prefix" ] || die "bootstrap-deps.sh printed no KOKKOS_PREFIX"
+    echo "gpu_run: Kokkos (CUDA) in $prefix ($((SECONDS - t0)) s)"
+    t0=$SECONDS
+    # Static kspecter so that the device needs no kspecter or Kokkos libraries; --as-needed
+    # keeps libraries nobody calls (libmpi_cxx) out of the executables' needs.
+    cmake -S "$here" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
+      -DBUILD_SHARED_LIBS=OFF "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed" ${KSPECTER_GPU_CMAKE_ARGS:-} >/dev/null
+    cmake --build "$bdir" -j "$jobs"
+    echo "gpu_run: kspecter CUDA build took $((SECONDS - t0)) s"
+  fi
+  set +e
+  do_stage
+}
+
+do_stage() {
+  set -e
+  local bdir="$here/$build_name" dst="$here/$stage_name"
+  [ -f "$bdir/CMakeCache.txt" ] || die "no build in $bdir: run 'perf/gpu_run.sh prepare' first"
+  grep -q '^Kokkos_DIR:.*cuda' "$bdir/CMakeCache.txt" || echo "gpu_run: warning: $bdir does not look like a CUDA build" >&2
+  local tmp="$bdir/.gpu-stage"
+  rm -rf "$tmp"; mkdir -p "$tmp/build" "$tmp/lib" "$tmp/cmake" "$tmp/data"
+
+  # CTest files (every folder) and the executables (no object files, no consumer project).
+  (cd "$bdir" && find . -path ./CMakeFiles -prune -o -path './tests/consumer' -prune -o -path ./.gpu-stage -prune -o \
+      \( -name CTestTestfile.cmake -o -name '*_include.cmake' \) -print) | while read -r f; do
+    mkdir -p "$tmp/build/$(dirname "$f")"; cp "$bdir/$f" "$tmp/build/$f"
+  done
+  local exes
+  exes="$(cd "$bdir" && find . -path '*/CMakeFiles' -prune -o -path './tests/consumer' -prune -o -path ./.gpu-stage -prune -o \
+            -type f -perm -u+x ! -name '*.so*' ! -name '*.a' ! -name '*.sh' ! -name '*.cmake' -print)"
+  for f in $exes; do
+    file -b "$bdir/$f" | grep -q ELF || continue
+    mkdir -p "$tmp/build/$(dirname "$f")"
+    strip -o "$tmp/build/$f" "$bdir/$f"
+  done
+  # Names without brackets (gtest_discover_tests writes "exe[1]_include.cmake").
+  (cd "$tmp/build" && for f in $(find . -name '*\[1\]_include.cmake'); do mv "$f" "${f//\[1\]/_1}"; done)
+  find "$tmp/build" -name '*.cmake' -print0 | xargs -0 sed -i -e 's/\[1\]_include/_1_include/g' -e 's/\[1\]_tests/_1_tests/g'
+
+  # GoogleTest's discovery script from this CMake (the device's CMake may live elsewhere),
+  # and a longer discovery timeout: listing the tests starts CUDA.
+  local gta
+  gta="$(grep -rhoE '"[^"]*/GoogleTestAddTests\.cmake"' "$tmp/build" | head -n1 | tr -d '"' || true)"
+  if [ -n "$gta" ]; then
+    cp "$gta" "$tmp/cmake/"
+    find "$tmp/build" -name '*_include.cmake' -print0 | xargs -0 sed -i \
+      -e "s|\"$gta\"|\"$here/$stage_name/cmake/GoogleTestAddTests.cmake\"|" \
+      -e 's/TEST_DISCOVERY_TIMEOUT \[==\[[0-9]*\]==\]/TEST_DISCOVERY_TIMEOUT [==[120]==]/'
+  fi
+
+  # Shared libraries: what the executables need beyond glibc, the GCC runtime, the CUDA
+  # driver and MPI (those must come from the device: the driver matches its kernel module,
+  # and Open MPI's libraries match its launcher and plugins). At run time only the ones the
+  # device cannot resolve itself are used.
+  local skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libutil\.|libgcc_s\.|libstdc\+\+\.|libgomp\.|libatomic\.|libcuda\.|libnvidia-)'
+  local mpi_closure="" libmpi
+  libmpi="$(ldd $(for f in $exes; do echo "$bdir/$f"; done) 2>/dev/null | awk '/libmpi\.so/ {print $3; exit}')"
+  [ -n "$libmpi" ] && mpi_closure="$(ldd "$libmpi" | awk '/=>/ {print $1}') $(basename "$libmpi")"
+  for f in $exes; do ldd "$bdir/$f" 2>/dev/null; done | awk '/=> \// {print $1, $3}' | sort -u | \
+  while read -r name path; do
+    [[ "$name" =~ $skip ]] && continue
+    [[ "$name" =~ ^libmpi ]] && continue
+    case " $mpi_closure " in *" $name "*) continue ;; esac
+    cp -L "$path" "$tmp/lib/$name"
+  done
+
+  # Shared test data (the default ../shared/data does not travel).
+  local data="${KSPECTER_TEST_DATA:-$here/../shared/data}"
+  if [ -d "$data" ]; then cp -L "$data"/* "$tmp/data/" 2>/dev/null || true; fi
+
+  local mpiexec
+  mpiexec="$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$bdir/CMakeCache.txt")"
+  {
+    echo "KSPECTER_SRC_DIR=$here"
+    echo "KSPECTER_BUILD_DIR=$bdir"
+    echo "KSPECTER_BUILD_NAME=$build_name"
+    echo "KSPECTER_MPIEXEC=$mpiexec"
+    echo "KSPECTER_STAGED_AT='$(date -u '+%Y-%m-%d %H:%M:%S UTC')'"
+    echo "KSPECTER_GIT='$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)'"
+  } > "$tmp/manifest.env"
+
+  rm -rf "$dst"; mv "$tmp" "$dst"
+  echo "gpu_run: staged $(find "$dst/build" -type f -perm -u+x | wc -l) executables, $(ls "$dst/lib" | wc -l) libraries," \
+       "$(ls "$dst/data" | wc -l) data files in $dst: $(du -sh "$dst" | cut -f1) (the device tool carries at most 64 MiB with the tree)"
+  local kib; kib=$(du -sk "$dst" | cut -f1)
+  [ "$kib" -lt 57344 ] || echo "gpu_run: warning: $dst is $((kib / 1024)) MiB; the tree + carry must stay under 64 MiB" >&2
+}
+
+# ============================================================================== there
+do_run() {
+  local t0; t0=$(date +%s)
+  local deadline=$(( t0 + ${KSPECTER_GPU_DEADLINE_S:-540} ))
+  left() { echo $(( deadline - $(date +%s) )); }
+  local root="$here" stage="$here/$stage_name"
+  [ -f "$stage/manifest.env" ] || die "no $stage_name/manifest.env: run 'perf/gpu_run.sh prepare' here and carry $stage_name"
+  # shellcheck disable=SC1091
+  source "$stage/manifest.env"
+  local out="${OUT:-$root/gpu-out}"; mkdir -p "$out"
+  local tmp; tmp="$(mktemp -d)"
+  local sys="$out/system.txt" summary="$out/summary.txt"
+  : > "$summary"
+
+  # ---- paths: the build recorded absolute paths (CTest files, the CLI path baked into tests)
+  local bdir_rel="${KSPECTER_BUILD_DIR#"$KSPECTER_SRC_DIR"/}"
+  if [ -d "$root/$bdir_rel" ] && [ ! -L "$root/$bdir_rel" ]; then
+    die "$root/$bdir_rel is a real folder here; the staged build goes there as a link to $stage_name/build"
+  fi
+  ln -sfn "$stage_name/build" "$root/$bdir_rel"
+  local paths="symlink"
+  if [ "$root" != "$KSPECTER_SRC_DIR" ]; then
+    if [ ! -e "$KSPECTER_SRC_DIR" ] || [ -L "$KSPECTER_SRC_DIR" ]; then
+      mkdir -p "$(dirname "$KSPECTER_SRC_DIR")" && ln -sfn "$root" "$KSPECTER_SRC_DIR" || paths="rewrite"
+    else
+      paths="rewrite"
+    fi
+  fi
+  if [ "$paths" = rewrite ]; then
+    # $KSPECTER_SRC_DIR is taken on this machine: point the CTest files here instead
+    # (paths compiled into test executables, e.g. the CLI's, then stay wrong).
+    find "$stage/build" -name '*.cmake' -print0 | xargs -0 sed -i \
+      -e "s|$KSPECTER_BUILD_DIR|$root/$bdir_rel|g" -e "s|$KSPECTER_SRC_DIR|$root|g"
+  fi
+  local bdir="$root/$bdir_rel"
+
+  export KSPECTER_TEST_DATA="$stage/data"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export KOKKOS_DISABLE_WARNINGS=1
+
+  # ---- libraries: the device's own first; carried copies only for what it cannot resolve
+  mkdir -p "$stage/lib-use"
+  local exes; exes="$(find "$stage/build" -type f -perm -u+x)"
+  local i missing
+  for i in 1 2 3 4; do
+    missing="$(for e in $exes; do LD_LIBRARY_PATH="$stage/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$e" 2>/dev/null; done \
+               | awk '/not found/ {print $1}' | sort -u)"
+    local added=0
+    for m in $missing; do
+      if [ -f "$stage/lib/$m" ] && [ ! -e "$stage/lib-use/$m" ]; then ln -s "../lib/$m" "$stage/lib-use/$m"; added=1; fi
+    done
+    [ "$added" = 1 ] || break
+  done
+  export LD_LIBRARY_PATH="$stage/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local unresolved
+  unresolved="$(for e in $exes; do ldd "$e" 2>/dev/null; done | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')"
+
+  # ---- MPI launcher: the one recorded at build time, else this machine's
+  local mpiexec="$KSPECTER_MPIEXEC"
+  if [ -n "$mpiexec" ] && [ ! -x "$mpiexec" ]; then
+    local dev_mpiexec; dev_mpiexec="$(command -v mpiexec || command -v mpirun || true)"
+    if [ -n "$dev_mpiexec" ]; then
+      find "$stage/build" -name CTestTestfile.cmake -print0 | xargs -0 sed -i "s|\"$mpiexec\"|\"$dev_mpiexec\"|g"
+      mpiexec="$dev_mpiexec"
+    fi
+  fi
+
+  # ---- the machine
+  {
+    echo "== date";            date -u
+    echo "== staged";          echo "$KSPECTER_STAGED_AT, git $KSPECTER_GIT, paths by $paths"
+    echo "== nvidia-smi";      nvidia-smi 2>&1
+    echo "== gpu";             nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv 2>&1
+    echo "== os";              (. /etc/os-release 2>/dev/null; echo "$PRETTY_NAME"); uname -r; nproc
+    echo "== compilers";       (gcc --version 2>&1 | head -n1); (nvcc --version 2>&1 | tail -n2 | head -n1)
+    echo "== mpi";             echo "launcher: ${mpiexec:-none}"; ("${mpiexec:-mpiexec}" --version 2>&1 | head -n2)
+    echo "== libraries";       echo "carried and used: $(ls "$stage/lib-use" | tr '\n' ' ')"; echo "unresolved: ${unresolved:-none}"
+  } > "$sys" 2>&1
+  local gpu; gpu="$(nvidia-smi --query-gpu=name,memory.total,compute_cap --format=csv,noheader 2>/dev/null | head -n1)"
+
+  local cli="$bdir/src/cli/kspecter" info_rc=1
+  {
+    echo "== kspecter info"
+    if [ -x "$cli" ]; then timeout 120 "$cli" info; info_rc=$?; echo "(exit $info_rc)"; else echo "no $cli"; fi
+    if [ -x "$cli" ] && [ -n "$mpiexec" ] && [ -x "$mpiexec" ]; then
+      echo "== $mpiexec -n 2 kspecter info"; timeout 120 "$mpiexec" -n 2 --oversubscribe "$cli" info; echo "(exit $?)"
+    fi
+  } > "$tmp/info.txt" 2>&1
+  cat "$tmp/info.txt" >> "$sys"
+  echo "---- kspecter info"; sed -n '/== kspecter info/,/(exit/p' "$tmp/info.txt"
+
+  # ---- tests
+  local ctest_rc=0 ctest_log="$out/ctest.log"
+  local junit=(); ctest --help 2>/dev/null | grep -q -- '--output-junit' && junit=(--output-junit "$out/ctest-junit.xml")
+  local budget=$(( $(left) - 120 )); [ "$budget" -gt 60 ] || budget=60
+  echo "---- ctest (budget ${budget} s)"
+  (cd "$bdir" && timeout --signal=TERM --kill-after=20 "$budget" \
+      ctest --output-on-failure --timeout 300 -j "${KSPECTER_CTEST_JOBS:-8}" -E '^consumer_' \
+            "${junit[@]}" ${KSPECTER_CTEST_ARGS:-}) > "$ctest_log" 2>&1
+  ctest_rc=$?
+  local ctest_line; ctest_line="$(grep -E 'tests passed|No tests were found' "$ctest_log" | tail -n1)"
+  [ "$ctest_rc" = 124 ] && ctest_line="ctest stopped at its ${budget} s budget; ${ctest_line}"
+  local failed; failed="$(sed -n '/The following tests FAILED/,$p' "$ctest_log" | grep -E '^\s+[0-9]+ - ' | sed 's/^\s*//')"
+  tail -n 40 "$ctest_log"
+
+  # per-label counts (labels: serial, openmp, cuda, host, mpi)
+  local labels=""
+  for l in cuda openmp serial host mpi; do
+    local n nf
+    n="$(cd "$bdir" && ctest -N -L "^$l\$" -E '^consumer_' ${KSPECTER_CTEST_ARGS:-} 2>/dev/null | sed -n 's/^Total Tests: //p')"
+    [ -n "$n" ] && [ "$n" != 0 ] || continue
+    nf="$(cd "$bdir" && ctest -N -L "^$l\$" -E '^consumer_' 2>/dev/null | grep -E '^\s+Test\s+#' | awk '{print $3}' \
+          | grep -cxF -f <(echo "$failed" | awk '{print $3}') || true)"
+    labels+="$l $((n - nf))/$n  "
+  done
+
+  # ---- benchmarks
+  local bench_lines=""
+  if [ "${KSPECTER_SKIP_BENCH:-0}" != 1 ]; then
+    local blog="$out/bench.log" jdir="$tmp/bench-json"; mkdir -p "$jdir"; : > "$blog"
+    for b in $(find "$bdir/" -type f -perm -u+x -name 'bench_*' | sort); do
+      local name; name="$(basename "$b")"
+      local l; l=$(left)
+      if [ "$l" -lt 40 ]; then bench_lines+="  $name: skipped (run deadline)"$'\n'; continue; fi
+      local tmo=${KSPECTER_BENCH_TIMEOUT:-240}; [ "$tmo" -lt $((l - 20)) ] || tmo=$((l - 20))
+      local extra=()
+      grep -q benchmark_out_format "$b" && extra=(--benchmark_out="$jdir/$name.json" --benchmark_out_format=json)
+      echo "==== $name $(date -u +%T)" >> "$blog"
+      local bt0=$SECONDS
+      (cd "$(dirname "$b")" && timeout --kill-after=10 "$tmo" "$b" "${extra[@]}" ${KSPECTER_BENCH_ARGS:-}) >> "$blog" 2>&1
+      local brc=$?
+      echo "==== $name exit $brc after $((SECONDS - bt0)) s" >> "$blog"
+      bench_lines+="  $name: exit $brc, $((SECONDS - bt0)) s"$'\n'
+    done
+    [ -n "$(ls "$jdir")" ] && tar czf "$out/bench-json.tar.gz" -C "$jdir" .
+    [ -s "$blog" ] || rm -f "$blog"
+    [ -n "$bench_lines" ] && { echo "---- benchmarks"; tail -n 60 "$out/bench.log" 2>/dev/null; }
+  fi
+
+  # ---- summary (last)
+  {
+    echo "================ kspecter GPU run summary"
+    echo "gpu:        ${gpu:-none found}"
+    echo "staged:     $KSPECTER_STAGED_AT (git $KSPECTER_GIT)"
+    grep -E '^(gpu|backends|kokkos|mpi) ' "$tmp/info.txt" | sed 's/^/info:       /'
+    [ "$info_rc" = 0 ] || echo "info:       kspecter info FAILED (exit $info_rc)"
+    echo "libraries:  carried+used: $(ls "$stage/lib-use" | tr '\n' ' ')${unresolved:+; UNRESOLVED: $unresolved}"
+    echo "ctest:      ${ctest_line:-no summary line (exit $ctest_rc)}"
+    [ -n "$labels" ] && echo "by label:   $labels"
+    if [ -n "$failed" ]; then echo "failed:"; echo "$failed" | head -n 30 | sed 's/^/  /'; fi
+    if [ -n "$bench_lines" ]; then echo "benchmarks:"; printf '%s' "$bench_lines"; else echo "benchmarks: none found"; fi
+    echo "not run:    consumer_* (needs a compiler and the Kokkos install; the CPU CI runs it)"
+    echo "wall:       $(( $(date +%s) - t0 )) s; logs in $out"
+  } >> "$summary"
+  echo; cat "$summary"
+  rm -rf "$tmp"
+  [ "$ctest_rc" = 0 ] && [ "$info_rc" = 0 ]
+}
+
+case "$mode" in
+  prepare) do_build "$@" ;;
+  stage)   do_stage ;;
+  run)     do_run ;;
+  *) sed -n '2,27p' "$0"; exit 2 ;;
+esac
