@@ -74,8 +74,8 @@ void add_line(std::vector<double> const& edges, std::vector<double> const& width
 std::vector<Line> sky_lines(std::uint64_t seed, double line_scale) {
   double const sigma = 0.3;
   std::vector<Line> lines = {
-      {5577.34, sigma, 4000.0}, {5889.95, sigma, 600.0}, {5895.92, sigma, 450.0},
-      {6300.30, sigma, 1500.0}, {6363.78, sigma, 500.0},
+      {5577.34, sigma, 12000.0}, {5889.95, sigma, 1500.0}, {5895.92, sigma, 1200.0},
+      {6300.30, sigma, 4000.0},  {6363.78, sigma, 1300.0},
   };
   // OH Meinel bands: (centre, half width, strength); each band is a forest of Lambda doublets.
   struct Band {
@@ -88,7 +88,7 @@ std::vector<Line> sky_lines(std::uint64_t seed, double line_scale) {
   for (Band const& b : bands) {
     for (int k = 0; k < 16; ++k) {
       double const centre = b.centre + b.half_width * (2.0 * rng.uniform() - 1.0);
-      double const e = b.strength * 20.0 * std::pow(10.0, 2.2 * rng.uniform());  // 20..3000
+      double const e = b.strength * 30.0 * std::pow(10.0, 2.4 * rng.uniform());  // 30..7500
       double const split = 1.0 + 2.5 * rng.uniform();                           // doublet, A
       lines.push_back({centre, sigma, e});
       lines.push_back({centre + split, sigma, e * (0.6 + 0.4 * rng.uniform())});
@@ -142,7 +142,7 @@ Spectra make_spectra(std::uint64_t seed, int specmin, int nspec,
     bool const is_sky = rng.uniform() < opt.sky_fraction;
     double const throughput = 1.0 + opt.throughput_scatter * (2.0 * rng.uniform() - 1.0);
     double const u_level = rng.uniform();
-    double const level = opt.object_scale * 0.05 * std::pow(10.0, 3.0 * u_level * u_level);
+    double const level = opt.object_scale * 0.1 * std::pow(10.0, 3.3 * u_level * u_level);
     double const slope = -1.5 + 3.0 * rng.uniform();
     bool const has_lines = rng.uniform() < 0.5;
     double const z = 0.05 + 1.55 * rng.uniform();

@@ -29,10 +29,11 @@ std::vector<double> wavelength_grid(double wmin, double wmax, double dw);
 std::vector<double> bin_widths(std::vector<double> const& wavelength);
 
 /// What the default spectra look like. All levels are in electrons per Angstrom of a DESI-like
-/// 1000 s dark-time exposure.
+/// 1000 s dark-time exposure (r camera: a 21-22 mag/arcsec^2 sky through a 1.5" fiber, 8.6 m^2
+/// and 40 % throughput gives 60-150 e/A).
 struct SpectraOptions {
   double sky_fraction = 0.10;    // probability that a fiber is a sky fiber
-  double sky_continuum = 25.0;   // sky continuum at 6500 A
+  double sky_continuum = 60.0;   // sky continuum at 6500 A
   double sky_line_scale = 1.0;   // multiplies every sky line
   double object_scale = 1.0;     // multiplies every object
   double throughput_scatter = 0.03;  // fiber-to-fiber throughput, uniform in 1 +- this
@@ -41,11 +42,13 @@ struct SpectraOptions {
 /// Default simulated spectra, a seeded host function. Every fiber sees the same night sky:
 /// a smooth continuum plus about 400 narrow (unresolved, sigma 0.3 A) emission lines between
 /// 3500 and 10000 A (a few fixed atomic lines - Na D, [O I] 5577/6300/6364 - and a seeded
-/// forest of OH lines, densest in the red), scaled by a fiber throughput within 1 +- 3 %.
+/// forest of OH lines of 30 to 7500 electrons each, densest in the red), scaled by a fiber
+/// throughput within 1 +- 3 %.
 /// About 10 % of fibers are sky fibers ("SKY"); the others ("TGT") add an object: a power-law
-/// continuum whose level is drawn so that most objects are faint (0.05 to 50 e/A at 6500 A,
-/// median ~0.3), and for about half of them redshifted emission lines ([O II], H-beta,
-/// [O III], H-alpha, [N II], [S II]) with 50 km/s to 150 km/s widths. Lines are integrated
+/// continuum whose level is drawn so that most objects are faint (0.1 to 200 e/A at 6500 A,
+/// median ~0.7, against a sky of 60), and for about half of them, at redshifts 0.05 to 1.6,
+/// emission lines: [O II] of 50 to 2000 electrons and H-beta, [O III], H-alpha, [N II], [S II]
+/// in fixed ratios to it, with 50 km/s to 150 km/s widths. Lines are integrated
 /// over each bin, so flux * width of a bin is the electrons that fall in it.
 /// A fiber's spectrum depends only on (seed, fiber, wavelength grid): simulating fibers
 /// 25..49 alone gives the same spectra as the same fibers in a full frame.
