@@ -157,6 +157,7 @@ int run_simulate(int argc, char** argv) {
   truth.wavelength = spectra.wavelength;
   truth.flux = spectra.flux;
   truth.objtype = spectra.objtype;
+  truth.fibermin = psf.fibermin;
   std::vector<std::pair<std::string, std::string>> const header = {
       {"SIMPSF", psf_arg},
       {"SIMSPEC", args.is_set("spectra") ? args.get("spectra") : std::string("default")},

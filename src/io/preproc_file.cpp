@@ -425,6 +425,15 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
         throw InputError(path, "FIBERMAP", "cannot read OBJTYPE: " + cfitsio_message(status));
       for (int i = 0; i < t.nspec; ++i) t.objtype.push_back(upper(buf[i].data()));
     }
+    int fcol = 0;
+    status = 0;
+    if (nrows == t.nspec &&
+        fits_get_colnum(in.get(), CASEINSEN, const_cast<char*>("FIBER"), &fcol, &status) == 0) {
+      long long first = 0;
+      int anynul = 0;
+      fits_read_col(in.get(), TLONGLONG, fcol, 1, 1, 1, nullptr, &first, &anynul, &status);
+      if (status == 0) t.fibermin = static_cast<int>(first - t.specmin);
+    }
     fits_clear_errmsg();
   }
   return t;
@@ -502,7 +511,7 @@ void write_preproc(std::string const& path, PreprocImage const& img, TruthSpectr
       std::vector<std::string> ot(truth->objtype);
       std::vector<char*> ptr(truth->nspec);
       for (int i = 0; i < truth->nspec; ++i) {
-        fiber[i] = truth->specmin + i;
+        fiber[i] = truth->fibermin + truth->specmin + i;
         ot[i].resize(3, ' ');
         ptr[i] = ot[i].data();
       }

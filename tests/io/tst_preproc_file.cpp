@@ -162,6 +162,7 @@ TruthSpectra make_truth() {
   for (int j = 0; j < 5; ++j) t.wavelength.push_back(6000.0 + 0.8 * j);
   for (int i = 0; i < 15; ++i) t.flux.push_back(1.0 / 3.0 + i * 1e-13);
   t.objtype = {"SKY", "TGT", "TGT"};
+  t.fibermin = 500;
   return t;
 }
 
@@ -196,6 +197,7 @@ TEST(preproc_file, round_trip_with_truth_and_header) {
   EXPECT_EQ(t->wavelength, truth.wavelength);
   EXPECT_EQ(t->flux, truth.flux);  // f8 on disk: exact
   EXPECT_EQ(t->objtype, truth.objtype);
+  EXPECT_EQ(t->fibermin, 500);
 
   // Header cards are typed: an integer, a float, a logical (right-justified to column 30)
   // and a string.

@@ -34,8 +34,11 @@ struct TruthSpectra {
   std::vector<double> wavelength;  // [nwave], Angstrom
   std::vector<double> flux;        // [nspec][nwave], electrons / Angstrom
   /// Optional, [nspec]: "SKY" or "TGT" per fiber. When present, write_preproc also writes a
-  /// FIBERMAP table (FIBER int32, OBJTYPE 3A) so that FIBERMAP pass-through can be exercised.
+  /// FIBERMAP table (FIBER int32 = fibermin + specmin + i, OBJTYPE 3A), so that FIBERMAP
+  /// pass-through can be exercised.
   std::vector<std::string> objtype;
+  /// Absolute fiber number of PSF row 0 (the PSF's FIBERMIN), for FIBERMAP's FIBER column.
+  int fibermin = 0;
 };
 
 /// Reads IMAGE, IVAR and MASK, found by EXTNAME (an IMAGE without EXTNAME in the primary HDU
