@@ -132,9 +132,14 @@ inline RefSpot reference_spot(psf::GaussHermitePsf const& p, int fiber, double w
   int const nx = 2 * p.hsizex + 1, ny = 2 * p.hsizey + 1;
   r.X = X ? *X : legendre_ref(p.xtrace, fiber, wavelength);
   r.Y = Y ? *Y : legendre_ref(p.ytrace, fiber, wavelength);
-  // Python's (X + 0.5) % 1 - 0.5: the remainder takes the divisor's sign.
-  long double const dx = (r.X + 0.5L) - std::floor(r.X + 0.5L) - 0.5L;
-  long double const dy = (r.Y + 0.5L) - std::floor(r.Y + 0.5L) - 0.5L;
+  // numpy's (X + 0.5) % 1 - 0.5 in double, as gpu_specter computes it: X + 0.5 is rounded
+  // when it crosses a power of two (X = 2047.68 loses an ulp, 2.3e-13 px, which moves spot
+  // values by 1e-14), and that rounding is part of the definition.
+  auto frac = [](long double x) {
+    double const a = double(x) + 0.5;
+    return (long double)(a - std::floor(a)) - 0.5L;
+  };
+  long double const dx = frac(r.X), dy = frac(r.Y);
   long double const sx = param("GHSIGX"), sy = param("GHSIGY");
   auto pgh = [](int k, int n, long double frac, long double sigma, int m) {
     long double const a = (m - n / 2 - 0.5L - frac) / sigma, b = (m + 1 - n / 2 - 0.5L - frac) / sigma;

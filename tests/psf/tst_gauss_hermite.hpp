@@ -5,11 +5,13 @@
 
 #include <kspecter/psf/gauss_hermite.hpp>
 #include <kspecter/psf/legendre.hpp>
+#include <kspecter/psf/spot_kernel.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -119,6 +121,31 @@ TEST(TEST_CATEGORY, pixel_integrals_match_quadrature) {
     long double const a = (-k.n / 2 - 0.5L - k.frac) / k.sigma, b = (k.n - k.n / 2 - 0.5L - k.frac) / k.sigma;
     EXPECT_NEAR((double)sum0, (double)((std::erf(b / std::sqrt(2.0L)) - std::erf(a / std::sqrt(2.0L))) / 2),
                 1e-15);
+  }
+  RecordProperty("worst_abs_error", kspecter::test::sci(worst));
+}
+
+TEST(TEST_CATEGORY, host_edge_walk_matches_quadrature) {
+  // The host kernel takes phi at the edges by ratios between neighbours (4 exp per axis):
+  // the same pixel integrals, over narrow and wide spots and both signs of the offset.
+  using Host = kspecter::psf::detail::SpotKernel<Kokkos::DefaultHostExecutionSpace>;
+  PixelCase const cases[] = {{17, 0.0, 1.04}, {17, -0.5, 1.04}, {17, 0.4999, 0.3},
+                             {11, 0.23, 1.11}, {11, -0.31, 3.1}, {11, -0.02, 0.25},
+                             {5, 0.1, 0.5}, {31, 0.3, 0.6}};
+  int const deg = 8;
+  double worst = 0;
+  for (PixelCase const& k : cases) {
+    std::vector<double> e((deg + 1) * (k.n + 1));
+    Host::edges_axis(k.n, k.frac, k.sigma, deg, e.data());
+    for (int d = 0; d <= deg; ++d)
+      for (int m = 0; m < k.n; ++m) {
+        long double const a = (m - k.n / 2 - 0.5L - k.frac) / k.sigma;
+        long double const b = (m + 1 - k.n / 2 - 0.5L - k.frac) / k.sigma;
+        double const got = e[d * (k.n + 1) + m + 1] - e[d * (k.n + 1) + m];
+        double const err = (double)std::fabs(got - kspecter::test::gh_integral_quadrature(d, a, b));
+        worst = std::max(worst, err);
+        EXPECT_LE(err, 1e-12) << "n " << k.n << " sigma " << k.sigma << " degree " << d << " pixel " << m;
+      }
   }
   RecordProperty("worst_abs_error", kspecter::test::sci(worst));
 }

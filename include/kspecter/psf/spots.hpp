@@ -31,9 +31,10 @@ struct SpotOptions {
   /// Add the TAIL* power-law wings when the PSF has them (TAILAMP not identically 0), as
   /// specter does; false ignores them always, as gpu_specter does.
   bool tails = true;
-  /// Launch shape; 0 picks the backend's default (host: one thread per team, 32 kB of
-  /// scratch; GPU: 8 wavelengths per team, 8 x 32 threads). Wavelengths per team are capped
-  /// by TeamPolicy::scratch_size_max(0).
+  /// Launch shape; 0 picks the backend's default (host: one thread per team, as many
+  /// wavelengths as TeamPolicy::scratch_size_max(0) holds; GPU: 8 wavelengths per team,
+  /// 8 threads x 32 vector lanes). Wavelengths per team are always capped by the scratch
+  /// limit; team_size and vector_length only apply to GPU backends.
   int waves_per_team = 0;
   int team_size = 0;
   int vector_length = 0;
@@ -112,7 +113,6 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   k.ngx = psf.ghdegx + 1;
   k.ngy = psf.ghdegy + 1;
   k.tails = psf.tails && options.tails;
-  k.nsp = psf.nspot_param();
   k.nterm = 2 + 2 + k.ngx * k.ngy + (k.tails ? 5 : 0);
   k.ncx = int(psf.xtrace.extent(1));
   k.ncy = int(psf.ytrace.extent(1));
@@ -127,26 +127,28 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
 
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
-  int team_size = options.team_size > 0 ? options.team_size : (host ? 1 : 8);
-  int vector_length = options.vector_length > 0 ? options.vector_length : (host ? 1 : 32);
+  // Host backends: teams of one thread (the kernel's host path relies on it).
+  int team_size = host ? 1 : (options.team_size > 0 ? options.team_size : 8);
+  int vector_length = host ? 1 : (options.vector_length > 0 ? options.vector_length : 32);
   if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
   int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
   int const scratch_max = Policy::scratch_size_max(0);
-  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (host ? 64 : 8);
-  if (wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
-  if (wpt < 1)
+  if (bytes_per_wave > scratch_max)
     throw ParameterError("compute_spots: one wavelength's scratch (" +
                          std::to_string(bytes_per_wave) + " B) exceeds the team scratch limit (" +
                          std::to_string(scratch_max) + " B): spot or Gauss-Hermite degree too large");
+  // Host teams hold one wavelength's scratch whatever their block; GPU teams the block's.
+  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (host ? 32 : 8);
+  if (!host && wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
   if (wpt > nwave) wpt = nwave;
   k.waves_per_team = wpt;
   k.nblocks = (nwave + wpt - 1) / wpt;
   using Scratch = typename detail::SpotKernel<ExecSpace>::scratch_view;
+  std::size_t const scratch_doubles = std::size_t(k.scratch_waves()) * k.per_wave;
   Policy policy(space, nfiber * k.nblocks, team_size, vector_length);
-  Kokkos::parallel_for(
-      "kspecter::psf::spots",
-      policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(std::size_t(wpt) * k.per_wave))),
-      k);
+  Kokkos::parallel_for("kspecter::psf::spots",
+                       policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(scratch_doubles))),
+                       k);
 }
 
 /// compute_spots with default options but for allow_extrapolation.
