@@ -124,24 +124,96 @@ __attribute__((target("avx512f"))) inline void chunk_avx512(ChunkArgs const& g) 
 
 #undef KSPECTER_SOLVE_CHUNK_LOOP
 
-using ChunkFn = void (*)(ChunkArgs const&);
+// One QL sweep's rotations hi, hi-1, ..., lo applied to the rows of zt (m x m); rotation
+// i: row i+1 <- s row_i + c row_{i+1}, row i <- c row_i - s row_{i+1}. Every column carries
+// the running row in a register through the whole chain; four vectors of columns at a time
+// keep four independent chains in flight (the chain is latency-bound otherwise).
+#define KSPECTER_SOLVE_ROTATION_CHAIN(VT, W, LOAD, STORE, SET1, MUL, FMADD, FMSUB) \
+  int c0 = 0;                                                                      \
+  for (; c0 + 4 * (W) <= m; c0 += 4 * (W)) {                                       \
+    VT k[4];                                                                       \
+    for (int q = 0; q < 4; ++q) k[q] = LOAD(zt + (hi + 1) * m + c0 + q * (W));     \
+    for (int i = hi; i >= lo; --i) {                                               \
+      VT const c = SET1(cs[i]), s = SET1(sn[i]);                                   \
+      double const* zi = zt + i * m + c0;                                          \
+      double* zj = zt + (i + 1) * m + c0;                                          \
+      for (int q = 0; q < 4; ++q) {                                                \
+        VT const g = LOAD(zi + q * (W));                                           \
+        STORE(zj + q * (W), FMADD(s, g, MUL(c, k[q])));                            \
+        k[q] = FMSUB(c, g, MUL(s, k[q]));                                          \
+      }                                                                            \
+    }                                                                              \
+    for (int q = 0; q < 4; ++q) STORE(zt + lo * m + c0 + q * (W), k[q]);           \
+  }                                                                                \
+  for (; c0 + (W) <= m; c0 += (W)) {                                               \
+    VT k = LOAD(zt + (hi + 1) * m + c0);                                           \
+    for (int i = hi; i >= lo; --i) {                                               \
+      VT const c = SET1(cs[i]), s = SET1(sn[i]);                                   \
+      VT const g = LOAD(zt + i * m + c0);                                          \
+      STORE(zt + (i + 1) * m + c0, FMADD(s, g, MUL(c, k)));                        \
+      k = FMSUB(c, g, MUL(s, k));                                                  \
+    }                                                                              \
+    STORE(zt + lo * m + c0, k);                                                    \
+  }                                                                                \
+  for (; c0 < m; ++c0) {                                                           \
+    double k = zt[(hi + 1) * m + c0];                                              \
+    for (int i = hi; i >= lo; --i) {                                               \
+      double const g = zt[i * m + c0];                                             \
+      zt[(i + 1) * m + c0] = sn[i] * g + cs[i] * k;                                \
+      k = cs[i] * g - sn[i] * k;                                                   \
+    }                                                                              \
+    zt[lo * m + c0] = k;                                                           \
+  }
 
-/// The widest kernel this CPU runs, or nullptr for the portable path. Overridable with
-/// KSPECTER_SOLVE_SIMD=none|avx2|avx512 (benchmarks; results differ by rounding only).
-inline ChunkFn host_chunk_kernel() {
-  static ChunkFn const fn = [] {
+__attribute__((target("avx2,fma"))) inline void rotation_chain_avx2(double* zt, int m,
+                                                                    double const* cs,
+                                                                    double const* sn, int lo,
+                                                                    int hi) {
+  KSPECTER_SOLVE_ROTATION_CHAIN(__m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd,
+                                _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fmsub_pd)
+}
+
+__attribute__((target("avx512f"))) inline void rotation_chain_avx512(double* zt, int m,
+                                                                     double const* cs,
+                                                                     double const* sn, int lo,
+                                                                     int hi) {
+  KSPECTER_SOLVE_ROTATION_CHAIN(__m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd,
+                                _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fmsub_pd)
+}
+
+#undef KSPECTER_SOLVE_ROTATION_CHAIN
+
+using ChunkFn = void (*)(ChunkArgs const&);
+using RotationFn = void (*)(double*, int, double const*, double const*, int, int);
+
+/// Which vector ISA the host kernels use: 2 = AVX-512F, 1 = AVX2+FMA, 0 = portable C++.
+/// KSPECTER_SOLVE_SIMD=none|avx2|avx512 caps it (benchmarks; results differ by rounding).
+inline int host_simd_level() {
+  static int const level = [] {
     char const* env = std::getenv("KSPECTER_SOLVE_SIMD");
     std::string const want = env ? env : "";
     __builtin_cpu_init();
-    bool const avx512 = __builtin_cpu_supports("avx512f");
-    bool const avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (want == "none") return ChunkFn(nullptr);
-    if (want == "avx2") return avx2 ? ChunkFn(chunk_avx2) : ChunkFn(nullptr);
-    if (avx512) return ChunkFn(chunk_avx512);
-    if (avx2) return ChunkFn(chunk_avx2);
-    return ChunkFn(nullptr);
+    int have = 0;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) have = 1;
+    if (have == 1 && __builtin_cpu_supports("avx512f")) have = 2;
+    if (want == "none") return 0;
+    if (want == "avx2") return have < 1 ? have : 1;
+    return have;
   }();
-  return fn;
+  return level;
+}
+
+inline RotationFn host_rotation_kernel() {
+  int const level = host_simd_level();
+  return level == 2   ? RotationFn(rotation_chain_avx512)
+         : level == 1 ? RotationFn(rotation_chain_avx2)
+                      : RotationFn(nullptr);
+}
+
+/// The widest GEMM-chunk kernel this CPU runs, or nullptr for the portable path.
+inline ChunkFn host_chunk_kernel() {
+  int const level = host_simd_level();
+  return level == 2 ? ChunkFn(chunk_avx512) : level == 1 ? ChunkFn(chunk_avx2) : ChunkFn(nullptr);
 }
 
 #endif  // KSPECTER_SOLVE_HOST_SIMD

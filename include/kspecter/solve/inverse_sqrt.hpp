@@ -106,6 +106,16 @@ template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt, int m,
                                                  double const* cs, double const* sn, int lo,
                                                  int hi) {
+#if KSPECTER_SOLVE_HOST_SIMD
+  if constexpr (Tune::host_simd) {
+    if (team.team_size() == 1) {
+      if (RotationFn const f = host_rotation_kernel()) {
+        f(zt, m, cs, sn, lo, hi);
+        return;
+      }
+    }
+  }
+#endif
   constexpr int W = Tune::coalesce ? 1 : 8;
   int const nchunk = (m + W - 1) / W;
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nchunk), [&](int ch) {
