@@ -126,11 +126,6 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                                                                                plan.full_wave.size());
     Kokkos::deep_copy(space, d_fullwave, h);
   }
-  {
-    StageTimer<ExecSpace> st(space, "kspecter::extract::weights", times);
-    Kokkos::parallel_for("kspecter::extract::sanitize_weights", RangeL(space, 0, long(npy) * npx),
-                         SanitizeWeights<ExecSpace>{image, ivar_in, weights, npx});
-  }
 
   // ------------------------------------------------------------------ batch buffers
   int pmax = 0;
@@ -149,6 +144,9 @@ FrameResult extract_frame_impl(ExecSpace const& space,
              bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
   typename T::Vec pix_all;
   typename T::Ranges rr_all;
+  Kokkos::View<int***, Kokkos::LayoutRight, mem> xr_all(noinit("kspecter::extract::slot_columns"), pmax, nslots, 2);
+  meter.hold(bytes_of(xr_all));
+  std::vector<char> ready(std::size_t(npx), 0);  // columns whose weights are sanitized
   std::size_t pix_bytes = 0;
 
   psf::Spots<mem> spots;
@@ -201,6 +199,27 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         ncol_max = std::max(ncol_max, ptab_host(i, PF_PIXSTRIDE));
       }
       std::size_t const need_pix = std::size_t(nrow_max) * std::size_t(ncol_max);
+      // Weights of the columns this batch's windows span (each column sanitized once).
+      int bx0 = npx, bx1 = 0;
+      for (int i = 0; i < P; ++i) {
+        bx0 = std::min(bx0, std::max(ptab_host(i, PF_X0), 0));
+        bx1 = std::max(bx1, std::min(ptab_host(i, PF_X1), npx));
+      }
+      auto sanitize = [&](int c0, int c1) {
+        if (c1 > c0)
+          Kokkos::parallel_for("kspecter::extract::sanitize_weights", RangeL(space, 0, long(npy) * (c1 - c0)),
+                               SanitizeWeights<ExecSpace>{image, ivar_in, weights, c0, c1 - c0});
+      };
+      for (int c = bx0; c < bx1;) {  // runs of columns not sanitized yet
+        if (ready[std::size_t(c)]) {
+          ++c;
+          continue;
+        }
+        int e = c;
+        while (e < bx1 && !ready[std::size_t(e)]) ready[std::size_t(e++)] = 1;
+        sanitize(c, e);
+        c = e;
+      }
       if (pix_all.extent(0) < std::size_t(pmax) || pix_all.extent(1) < need_pix ||
           rr_all.extent(2) < std::size_t(nrow_max)) {
         meter.release(pix_bytes);
@@ -249,7 +268,6 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     // ---------------------------------------------------------------- assembly + prior
     {
       StageTimer<ExecSpace> st(space, "kspecter::extract::assembly", times);
-      Kokkos::deep_copy(space, icov, 0.0);
       long long macs = 0;
       Kokkos::parallel_reduce(
           "kspecter::extract::assemble_icov", Policy(space, P * nslots, T::team, T::vector),
@@ -261,6 +279,9 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       res.stats.assembly_macs += macs;
       for (std::size_t d = 0; d < dbgs.size(); ++d) {
         grab(Kokkos::subview(icov, dbgs[d], Kokkos::ALL, Kokkos::ALL), pds[d].icov);
+        auto& c = pds[d].icov;  // the kernels fill the lower triangle only
+        for (int i = 0; i < n; ++i)
+          for (int j = i + 1; j < n; ++j) c[std::size_t(i) * n + j] = c[std::size_t(j) * n + i];
         grab(Kokkos::subview(rhs, dbgs[d], Kokkos::ALL), pds[d].y);
         grab(Kokkos::subview(fw, dbgs[d], Kokkos::ALL), pds[d].fluxweight);
       }
@@ -309,10 +330,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     {
       StageTimer<ExecSpace> st(space, "kspecter::extract::quality", times);
       Kokkos::parallel_for("kspecter::extract::row_ranges", RangeI(space, 0, P * nslots),
-                           RowRanges<ExecSpace>{yc, cptab, rr_all, nslots, m, sny, nrow_max});
+                           RowRanges<ExecSpace>{xc, yc, cptab, rr_all, xr_all, nslots, m, sny, snx, nrow_max});
       long long qm = 0, qm2 = 0;
       Kokkos::parallel_reduce("kspecter::extract::model_chi2", Policy(space, P, T::team, T::vector),
-                              ModelChi2<ExecSpace>{sp, xc, yc, cptab, rr_all, weights, image, rhs, pix_all, nslots, m,
+                              ModelChi2<ExecSpace>{sp, xc, yc, cptab, rr_all, xr_all, weights, image, rhs, pix_all, nslots, m,
                                                    sny, snx, npy, npx, nrow_max, psferr},
                               qm);
       Kokkos::parallel_reduce("kspecter::extract::chi2pix", Policy(space, P * ncs, T::team, T::vector),

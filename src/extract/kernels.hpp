@@ -66,14 +66,15 @@ KOKKOS_INLINE_FUNCTION int imin(int a, int b) { return a < b ? a : b; }
 KOKKOS_INLINE_FUNCTION int imax(int a, int b) { return a > b ? a : b; }
 
 // ---------------------------------------------------------------------------------------
-// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0.
+// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; over
+// the columns [x0, x0 + ncol) of every row (a batch's strip of the CCD).
 template <class ExecSpace>
 struct SanitizeWeights {
   typename Types<ExecSpace>::Image image, ivar;
   Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> w;
-  int nx;
+  int x0, ncol;
   KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
-    int const y = static_cast<int>(idx / nx), x = static_cast<int>(idx % nx);
+    int const y = static_cast<int>(idx / ncol), x = x0 + static_cast<int>(idx % ncol);
     double const v = ivar(y, x), p = image(y, x);
     bool const ok = compat::isfinite(v) && compat::isfinite(p) && v > 0;
     w(y, x) = ok ? v : 0.0;
@@ -125,8 +126,10 @@ struct PlanWindows {
 // ---------------------------------------------------------------------------------------
 // iCov = A^T W A, y = A^T W p, fluxweight = A^T W 1, straight from the spots: entry (i, j)
 // is the weighted overlap of spots i and j inside the window and the CCD. One team per
-// (patch, fiber slot k1) computes the rows of k1 against fibers k2 >= k1 (and bins w2 >= w1
-// on its own fiber) and writes both triangles; iCov must be zero on entry.
+// (patch, fiber slot k1) owns the rows of fiber k1: it zeroes their lower triangle and fills
+// in the overlaps with fibers k2 <= k1 (bins w2 <= w1 on its own fiber). Only the lower
+// triangle is written: the solves read nothing else, and each row is written by one thread,
+// contiguously (no memset of the whole matrix, no transposed stores).
 template <class ExecSpace>
 struct AssembleICov {
   using T = Types<ExecSpace>;
@@ -171,8 +174,9 @@ struct AssembleICov {
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                             [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
         Kokkos::single(Kokkos::PerThread(t), [&]() {
-          icov(p, i, i) = 1.0;
           rhs(p, i) = 0.0;
           fw(p, i) = 0.0;
         });
@@ -183,6 +187,13 @@ struct AssembleICov {
     int const ylo = imax(ptab(p, PF_Y0), 0), yhi = imin(ptab(p, PF_Y1), npix_y);
     bool const mono = ptab(p, PF_MONO) != 0;
     int const f1 = fib0 + k1;
+    // The team's rows start at zero (lower triangle, contiguous stores); the barrier orders
+    // these stores before the band entries, which other lanes may write.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
+      int const i = k1 * m + w1;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1), [&](int j) { icov(p, i, j) = 0.0; });
+    });
+    t.team_barrier();
     long long team_macs = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(t, m),
@@ -232,23 +243,23 @@ struct AssembleICov {
               fw(p, i) = sw;
             });
           }
-          // Overlaps with the spots of fibers k2 >= k1.
-          for (int k2 = k1; k2 < nfib; ++k2) {
+          // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1).
+          for (int k2 = 0; k2 <= k1; ++k2) {
             int const f2 = fib0 + k2;
-            int const wb = (k2 == k1) ? w1 : 0;
+            int const we = (k2 == k1) ? w1 + 1 : m;  // candidate bins [0, we)
             // Range [lo, hi] of bins whose spot box can meet spot a's box: bins with
             // ya - sny < yc < ya + sny. A binary search when yc grows with the bin (any real
             // trace), else a scan of every bin.
             int lo = m, hi = -1;
             if (mono) {
-              int a0 = wb, a1 = m;  // first bin with yc > ya - sny
+              int a0 = 0, a1 = we;  // first bin with yc > ya - sny
               while (a0 < a1) {
                 int const mid = (a0 + a1) / 2;
                 if (yc(f2, w0 + mid) > ya - sny) a1 = mid;
                 else a0 = mid + 1;
               }
               lo = a0;
-              int b0 = lo, b1 = m;  // first bin with yc >= ya + sny
+              int b0 = lo, b1 = we;  // first bin with yc >= ya + sny
               while (b0 < b1) {
                 int const mid = (b0 + b1) / 2;
                 if (yc(f2, w0 + mid) >= ya + sny) b1 = mid;
@@ -257,17 +268,15 @@ struct AssembleICov {
               hi = b0 - 1;
             } else {
               Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(t, m - wb),
-                  [&](int d, int& v) {
-                    int const w2 = wb + d;
+                  Kokkos::ThreadVectorRange(t, we),
+                  [&](int w2, int& v) {
                     int const dy = yc(f2, w0 + w2) - ya;
                     if (dy < sny && -dy < sny && w2 < v) v = w2;
                   },
                   Kokkos::Min<int>(lo));
               Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(t, m - wb),
-                  [&](int d, int& v) {
-                    int const w2 = wb + d;
+                  Kokkos::ThreadVectorRange(t, we),
+                  [&](int w2, int& v) {
                     int const dy = yc(f2, w0 + w2) - ya;
                     if (dy < sny && -dy < sny && w2 > v) v = w2;
                   },
@@ -281,10 +290,7 @@ struct AssembleICov {
               double const* b = &spots(f2, w0 + w2, 0, 0);
               double const v = overlap(t, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
               int const j = k2 * m + w2;
-              Kokkos::single(Kokkos::PerThread(t), [&]() {
-                icov(p, i, j) = v;
-                icov(p, j, i) = v;
-              });
+              Kokkos::single(Kokkos::PerThread(t), [&]() { icov(p, i, j) = v; });
               cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
             }
           }
@@ -448,14 +454,16 @@ struct Decorrelate {
 
 // ---------------------------------------------------------------------------------------
 // For each patch, fiber slot and window row: the range [lo, hi] of padded bins whose spot
-// covers that row (lo > hi: none). Lets the model gather its spots per pixel.
+// covers that row (lo > hi: none), and the columns [xlo, xhi) the slot's spots span. Lets
+// the model gather its spots per pixel.
 template <class ExecSpace>
 struct RowRanges {
   using T = Types<ExecSpace>;
-  typename T::Corners yc;
+  typename T::Corners xc, yc;
   typename T::CTable ptab;
   typename T::Ranges rr;  // [P][nslots][nrow_max][2]
-  int nslots, m, sny, nrow_max;
+  Kokkos::View<int***, Kokkos::LayoutRight, typename ExecSpace::memory_space> xr;  // [P][nslots][2]
+  int nslots, m, sny, snx, nrow_max;
   KOKKOS_INLINE_FUNCTION void operator()(int idx) const {
     int const p = idx / nslots, k = idx % nslots;
     int const y0 = ptab(p, PF_Y0), nrow = imin(ptab(p, PF_Y1) - y0, nrow_max);
@@ -463,15 +471,22 @@ struct RowRanges {
       rr(p, k, r, 0) = m;
       rr(p, k, r, 1) = -1;
     }
+    xr(p, k, 0) = 0;
+    xr(p, k, 1) = 0;
     if (k >= ptab(p, PF_NFIB)) return;
     int const f = ptab(p, PF_FIB0) + k, w0 = ptab(p, PF_WAVE0);
+    int xlo = 2147483647, xhi = -2147483647;
     for (int w = 0; w < m; ++w) {
       int const ylo = yc(f, w0 + w) - y0;
+      xlo = imin(xlo, xc(f, w0 + w));
+      xhi = imax(xhi, xc(f, w0 + w) + snx);
       for (int r = imax(ylo, 0); r < imin(ylo + sny, nrow); ++r) {
         if (w < rr(p, k, r, 0)) rr(p, k, r, 0) = w;
         if (w > rr(p, k, r, 1)) rr(p, k, r, 1) = w;
       }
     }
+    xr(p, k, 0) = xlo;
+    xr(p, k, 1) = xhi;
   }
 };
 
@@ -487,6 +502,7 @@ struct ModelChi2 {
   typename T::Corners xc, yc;
   typename T::CTable ptab;
   typename T::Ranges rr;
+  Kokkos::View<const int***, Kokkos::LayoutRight, typename ExecSpace::memory_space> xr;
   typename T::Image w, image;
   typename T::Vec rhs;  // the solution f
   typename T::Vec pix;  // [P][npix_max]
@@ -511,6 +527,7 @@ struct ModelChi2 {
                 if (y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0) {
                   double model = 0;
                   for (int k = 0; k < nfib; ++k) {
+                    if (x < xr(p, k, 0) || x >= xr(p, k, 1)) continue;
                     int const f = fib0 + k;
                     int const hi = rr(p, k, r, 1);
                     for (int wb = rr(p, k, r, 0); wb <= hi; ++wb) {
