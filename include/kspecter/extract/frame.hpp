@@ -90,8 +90,9 @@ struct SpotGeometry {
 
 /// Extracts a frame from spots given by `spots`. `image` and `ivar` are [ny][nx] with
 /// ny = geometry.npix_y and nx = geometry.npix_x; pixels whose ivar is <= 0 or not finite, or
-/// whose image value is not finite, are ignored (weight 0). Stage times (spots, plan,
-/// assembly, factorisation, covariance, decorrelation, quality, stitch) are added to `times`.
+/// whose image value is not finite, are ignored (weight 0). Stage times are added to `times`
+/// under kspecter::extract::{spots, plan, assembly, factorisation, covariance, decorrelation,
+/// quality, stitch} (each a fenced profiling region; plan includes the pixel weights).
 /// Throws ParameterError for invalid options, a size mismatch or a wavelength range outside
 /// the PSF.
 template <class ExecSpace>
