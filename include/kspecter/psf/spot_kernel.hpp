@@ -25,6 +25,7 @@
 
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/psf/gauss_hermite.hpp>
+#include <kspecter/psf/gauss_hermite_psf.hpp>
 #include <kspecter/psf/legendre.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -72,7 +73,7 @@ struct SpotKernel {
     per_wave = off_s + ny * nx;
   }
   /// Wavelengths whose scratch a team holds at once.
-  int scratch_waves() const { return host ? 1 : waves_per_team; }
+  KOKKOS_INLINE_FUNCTION int scratch_waves() const { return host ? 1 : waves_per_team; }
 
   // ------------------------------------------------------------------ per-element steps
   // `pw` is one wavelength's scratch, `iw` the wavelength's index in the frame.
@@ -141,27 +142,29 @@ struct SpotKernel {
     constexpr double inv_sqrt2 = 0.70710678118654752440;
     constexpr double inv_sqrt2pi = 0.39894228040143267794;
     int const ne = n + 1;
-    for (int m = 0; m < ne; ++m) e[m] = 0.5 * compat::erf(spot_edge(m, n, frac, sigma) * inv_sqrt2);
+    double t[2 * max_half_size + 2];
+    for (int m = 0; m < ne; ++m) t[m] = spot_edge(m, n, frac, sigma);
+    for (int m = 0; m < ne; ++m) e[m] = 0.5 * compat::erf(t[m] * inv_sqrt2);
     if (deg < 1) return;
     double* const phi = e + ne;  // E_1 = -phi: the row is filled with phi, then negated
     int const mc = n / 2 + (frac > 0.0 ? 1 : 0);  // edge nearest t = 0
-    double const h = 1.0 / sigma, tc = spot_edge(mc, n, frac, sigma);
+    double const h = 1.0 / sigma, tc = t[mc];
     double const q = compat::exp(-h * h);
     phi[mc] = compat::exp(-0.5 * tc * tc) * inv_sqrt2pi;
     double g = compat::exp(-tc * h - 0.5 * h * h);
     for (int m = mc + 1; m < ne; ++m, g *= q) phi[m] = phi[m - 1] * g;
     g = compat::exp(tc * h - 0.5 * h * h);
     for (int m = mc - 1; m >= 0; --m, g *= q) phi[m] = phi[m + 1] * g;
-    // E_k = -He_{k-1}(t) phi(t), He by its recurrence (as gauss_hermite_edge).
-    for (int m = 0; m < ne; ++m) {
-      double const t = spot_edge(m, n, frac, sigma), p = phi[m];
-      double hm1 = 0.0, hk = 1.0;
-      for (int k = 1; k <= deg; ++k) {
-        e[k * ne + m] = -hk * p;
-        double const hp1 = t * hk - (k - 1) * hm1;
-        hm1 = hk;
-        hk = hp1;
-      }
+    // E_1 = -phi, E_2 = t E_1, E_{k+1} = t E_k - (k-1) E_{k-1}: the Hermite recurrence
+    // carried by the products He_{k-1} phi, one row (all edges) at a time.
+    for (int m = 0; m < ne; ++m) phi[m] = -phi[m];
+    if (deg < 2) return;
+    for (int m = 0; m < ne; ++m) e[2 * ne + m] = t[m] * e[ne + m];
+    for (int k = 2; k < deg; ++k) {
+      double const* const ek = e + k * ne;
+      double const* const ekm1 = e + (k - 1) * ne;
+      double* const ekp1 = e + (k + 1) * ne;
+      for (int m = 0; m < ne; ++m) ekp1[m] = t[m] * ek[m] - (k - 1) * ekm1[m];
     }
   }
 
