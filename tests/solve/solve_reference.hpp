@@ -54,8 +54,8 @@ inline std::vector<double> icov_like(int nfiber, int nwave, std::uint64_t seed) 
   int const hw = 4;
   std::vector<double> a(std::size_t(n) * n, 0.0);
   std::vector<std::pair<int, double>> col;
-  for (int px = 0; px < nfiber; ++px)      // pixel column group = fiber trace
-    for (int sub = 0; sub < 3; ++sub)      // three pixel columns per trace
+  for (int px = 0; px < nfiber; ++px)       // pixel column group = fiber trace
+    for (int sub = 0; sub < 3; ++sub)       // three pixel columns per trace
       for (int py = 0; py < nwave; ++py) {  // pixel row
         col.clear();
         double const ivar = ud(gen);

@@ -1,10 +1,8 @@
 // Moving test matrices between host vectors and batched device Views.
 #pragma once
 
-#include <kspecter/solve/batched.hpp>
-
 #include <Kokkos_Core.hpp>
-
+#include <kspecter/solve/batched.hpp>
 #include <vector>
 
 namespace kspecter::test::solve_util {

@@ -1,14 +1,13 @@
 // Batched Cholesky and solve against a long-double unblocked reference: L Lᵀ = A, the
 // factor itself, the untouched upper triangle, solve residuals, failures kept per matrix.
-#include <kspecter/solve/batched.hpp>
-
-#include "solve_reference.hpp"
-#include "solve_test_util.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <kspecter/solve/batched.hpp>
 #include <vector>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
 
 namespace {
 
@@ -103,8 +102,7 @@ TEST_P(Cholesky, solve_residual) {
 INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, Cholesky,
                          ::testing::Values(CholCase{1, 3}, CholCase{5, 3}, CholCase{37, 4},
                                            CholCase{64, 2}, CholCase{65, 2}, CholCase{74, 3},
-                                           CholCase{130, 3}, CholCase{444, 2},
-                                           CholCase{518, 2}),
+                                           CholCase{130, 3}, CholCase{444, 2}, CholCase{518, 2}),
                          [](auto const& info) { return "n" + std::to_string(info.param.n); });
 
 TEST(TEST_CATEGORY, cholesky_failure_stays_in_its_matrix) {

@@ -1,15 +1,14 @@
 // Diagonal blocks of A⁻¹ from the batched Cholesky factor, against a long-double
 // Gauss-Jordan inverse; exact symmetry of the blocks; n not a multiple of the tile.
-#include <kspecter/core/error.hpp>
-#include <kspecter/solve/batched.hpp>
-
-#include "solve_reference.hpp"
-#include "solve_test_util.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <kspecter/core/error.hpp>
+#include <kspecter/solve/batched.hpp>
 #include <vector>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
 
 namespace {
 

@@ -2,17 +2,16 @@
 // symmetry, the clipping rule on nearly singular and indefinite blocks, Q = 0 for garbage;
 // and the whole chain cholesky -> inverse_diagonal_blocks -> inverse_sqrt on an iCov-like
 // matrix of extraction's size.
-#include <kspecter/core/error.hpp>
-#include <kspecter/solve/batched.hpp>
-
-#include "solve_reference.hpp"
-#include "solve_test_util.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <kspecter/core/error.hpp>
+#include <kspecter/solve/batched.hpp>
 #include <limits>
 #include <vector>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
 
 namespace {
 
@@ -50,8 +49,8 @@ std::vector<double> with_spectrum(std::vector<double> const& lambda, std::uint64
 }
 
 // Runs inverse_sqrt on the batch and returns the results.
-std::vector<std::vector<double>> run_inverse_sqrt(std::vector<std::vector<double>> const& cs,
-                                                  int m, double rel_clip = 1e-14) {
+std::vector<std::vector<double>> run_inverse_sqrt(std::vector<std::vector<double>> const& cs, int m,
+                                                  double rel_clip = 1e-14) {
   auto dev = util::upload<TEST_EXECSPACE>(cs, m);
   kspecter::solve::inverse_sqrt(TEST_EXECSPACE(), dev, rel_clip);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev);
@@ -160,6 +159,45 @@ TEST(TEST_CATEGORY, inverse_sqrt_degenerate_inputs) {
   for (std::size_t k = 0; k < qs[1].size(); ++k) ASSERT_EQ(qs[1][k], qs[6][k]) << k;
   EXPECT_THROW(run_inverse_sqrt({good}, m, 0.0), kspecter::ParameterError);
   EXPECT_THROW(run_inverse_sqrt({good}, m, 1.0), kspecter::ParameterError);
+}
+
+// A patch's results do not depend on the rest of its batch or on its place in it.
+TEST(TEST_CATEGORY, chain_is_independent_of_batch_composition) {
+  int const nfiber = 3, m = 37, n = nfiber * m;
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  auto const p0 = ref::icov_like(nfiber, m, seed);
+  auto p1 = ref::icov_like(nfiber, m, seed + 1);
+  for (auto& x : p1) x *= 1e6;  // a much brighter patch (larger eigenvalues of its C blocks)
+  auto run = [&](std::vector<std::vector<double>> const& batch) {
+    int const nmat = int(batch.size());
+    auto dev = util::upload<TEST_EXECSPACE>(batch, n);
+    Kokkos::View<int*, mem> info("info", nmat);
+    kspecter::solve::VectorBatch<mem> y("y", nmat, n);
+    Kokkos::deep_copy(y, 1.0);
+    kspecter::solve::BlockBatch<mem> c("c", nmat, nfiber, m, m);
+    TEST_EXECSPACE space;
+    kspecter::solve::cholesky(space, dev, info);
+    kspecter::solve::cholesky_solve(space, dev, y);
+    kspecter::solve::inverse_diagonal_blocks(space, dev, c);
+    kspecter::solve::inverse_sqrt(
+        space, kspecter::solve::MatrixBatch<mem>(c.data(), std::size_t(nmat) * nfiber, m, m));
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+    std::vector<std::vector<double>> out(nmat);
+    for (int b = 0; b < nmat; ++b) {
+      for (int i = 0; i < n; ++i) out[b].push_back(hy(b, i));
+      for (int f = 0; f < nfiber; ++f)
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < m; ++j) out[b].push_back(hq(b, f, i, j));
+    }
+    return out;
+  };
+  auto const first = run({p0, p1});
+  auto const second = run({p1, p0, p0});
+  EXPECT_EQ(first[0], second[1]);
+  EXPECT_EQ(first[0], second[2]);
+  EXPECT_EQ(first[1], second[0]);
 }
 
 // The extraction chain on one iCov-like patch (7 fibers x 74 bins): the decorrelation

@@ -2,15 +2,14 @@
 // code paths a GPU takes (several threads per team with register-persistent micro-tiles,
 // coalesced staging, column-parallel triangular inverse, one rotation chain per thread)
 // and the portable host micro-kernel are exercised here too, against the same references.
-#include <kspecter/solve/batched.hpp>
-
-#include "solve_reference.hpp"
-#include "solve_test_util.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <kspecter/solve/batched.hpp>
 #include <vector>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
 
 namespace {
 
@@ -24,14 +23,14 @@ using mem = TEST_EXECSPACE::memory_space;
 /// every `coalesce` branch.
 struct GpuLike {
   static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
-  static constexpr int team_size = 2;
+  static constexpr int team_size = 2, eig_team_size = 2;
   static constexpr bool coalesce = true, host_simd = false;
 };
 
 /// The host shape without the run-time dispatched SIMD kernels (the portable path).
 struct Portable {
   static constexpr int mr = 4, nr = 4, quantum = 16, pad = 0, block = 64, max_tile = 80;
-  static constexpr int team_size = 1;
+  static constexpr int team_size = 1, eig_team_size = 1;
   static constexpr bool coalesce = false, host_simd = false;
 };
 

@@ -351,7 +351,7 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
         .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
   };
   int const team_size =
-      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::team_size);
+      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::eig_team_size);
   Policy const policy = scratch(Policy(space, nmat, team_size));
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
 }

@@ -30,8 +30,11 @@ struct Tuning {
   static constexpr int block = 64;
   /// Largest GEMM output tile (rows or columns); a fiber block of 74 fits in one tile.
   static constexpr int max_tile = 80;
-  /// Threads per team (matrix).
+  /// Threads per team (matrix) of cholesky, cholesky_solve and inverse_diagonal_blocks.
   static constexpr int team_size = 1;
+  /// Threads per team of inverse_sqrt (small matrices, a sequential QL chain: on a GPU,
+  /// fewer threads per team let more teams share an SM).
+  static constexpr int eig_team_size = 1;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;
@@ -49,6 +52,7 @@ struct Tuning<Kokkos::Cuda> {
   static constexpr int block = 64;
   static constexpr int max_tile = 80;
   static constexpr int team_size = 256;
+  static constexpr int eig_team_size = 128;
   static constexpr bool coalesce = true;
 };
 #endif
@@ -63,6 +67,7 @@ struct Tuning<Kokkos::Experimental::HIP> {
   static constexpr int block = 64;
   static constexpr int max_tile = 80;
   static constexpr int team_size = 256;
+  static constexpr int eig_team_size = 128;
   static constexpr bool coalesce = true;
 };
 #endif
