@@ -102,18 +102,24 @@ struct GemmWork {
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void stage_operand(Member const& team, double* dst, int ld, int tile,
                                           Operand const& op, int x0, int xlen, int k0, int kc) {
-  if (Tune::coalesce && op.sk != 1) {
-    // Consecutive threads read consecutive x (contiguous in memory when sx == 1).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](int x) {
-      double const* src = op.p + (x0 + x) * op.sx + k0 * op.sk;
-      if (x < xlen)
-        for (int p = 0; p < kc; ++p) dst[p * ld + x] = src[p * op.sk];
-      else
-        for (int p = 0; p < kc; ++p) dst[p * ld + x] = 0.0;
-    });
+  if constexpr (Tune::coalesce) {
+    // All threads share one flat index; consecutive threads read consecutive addresses
+    // (along k when sk == 1, along x otherwise). The row stride ld of dst is odd (pad), so
+    // the transposing writes of the sk == 1 case do not collide in shared-memory banks.
+    int const total = tile * kc;
+    if (op.sk == 1) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, total), [&](int e) {
+        int const x = e / kc, p = e - x * kc;
+        dst[p * ld + x] = x < xlen ? op.p[(x0 + x) * op.sx + k0 + p] : 0.0;
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, total), [&](int e) {
+        int const p = e / tile, x = e - p * tile;
+        dst[p * ld + x] = x < xlen ? op.p[(x0 + x) * op.sx + (k0 + p) * op.sk] : 0.0;
+      });
+    }
   } else {
-    // One staged row per k: consecutive threads read consecutive k on a GPU (sk == 1); on
-    // the host the inner loop is a plain copy or gather into contiguous memory.
+    // Host: one staged row per k, the inner loop a plain copy (sx == 1) or a gather.
     int const xl = imin(xlen, tile);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kc), [&](int p) {
       double const* src = op.p + x0 * op.sx + (k0 + p) * op.sk;
