@@ -128,7 +128,7 @@ TEST(TEST_CATEGORY, pixel_integrals_match_quadrature) {
 TEST(TEST_CATEGORY, host_edge_walk_matches_quadrature) {
   // The host kernel takes phi at the edges by ratios between neighbours (4 exp per axis):
   // the same pixel integrals, over narrow and wide spots and both signs of the offset.
-  using Host = kspecter::psf::detail::SpotKernel<Kokkos::DefaultHostExecutionSpace>;
+  using Host = kspecter::psf::detail::SpotKernel<Kokkos::DefaultHostExecutionSpace, true>;
   PixelCase const cases[] = {{17, 0.0, 1.04}, {17, -0.5, 1.04}, {17, 0.4999, 0.3},
                              {11, 0.23, 1.11}, {11, -0.31, 3.1}, {11, -0.02, 0.25},
                              {5, 0.1, 0.5}, {31, 0.3, 0.6}};

@@ -112,6 +112,28 @@ TEST(TEST_CATEGORY, spots_do_not_depend_on_the_launch_shape) {
   }
 }
 
+TEST(TEST_CATEGORY, team_driver_agrees) {
+  // The GPU's team driver, run here on whatever TEST_EXECSPACE is (on a host backend with
+  // as many threads per team as the pool has): same spots as the default driver.
+  psf::GaussHermitePsf const* p = test::real_psf();
+  if (!p) p = &test::synthetic_psf();
+  auto const waves = wave_grid(5760.0, 7620.0, 41);
+  HostSpots const a = spots_on<TEST_EXECSPACE>(*p, 100, 13, waves);
+  for (int wpt : {1, 3, 8}) {
+    psf::SpotOptions o;
+    o.team_driver = true;
+    o.waves_per_team = wpt;
+    o.team_size = 4;
+    HostSpots const b = spots_on<TEST_EXECSPACE>(*p, 100, 13, waves, o);
+    double worst = 0;
+    for (std::size_t i = 0; i < a.v.size(); ++i) worst = std::max(worst, std::fabs(a.v[i] - b.v[i]));
+    EXPECT_LE(worst, 1e-14) << "waves per team " << wpt;
+    EXPECT_EQ(a.xc, b.xc);
+    EXPECT_EQ(a.yc, b.yc);
+    EXPECT_LE(test::max_diff_to_reference(*p, b, 100, waves, false), 1e-14);
+  }
+}
+
 TEST(TEST_CATEGORY, other_degrees_and_spot_sizes) {
   psf::SyntheticPsfOptions o;
   o.nfiber = 30;

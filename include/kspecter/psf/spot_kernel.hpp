@@ -32,14 +32,15 @@
 
 namespace kspecter::psf::detail {
 
-template <class ExecSpace>
+/// HostLoops: the host driver (teams of one thread, which compute_spots sees to); false:
+/// the team driver, which GPU backends always use and tests also run on host backends.
+template <class ExecSpace, bool HostLoops>
 struct SpotKernel {
   using mem = typename ExecSpace::memory_space;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using scratch_view = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  /// Host backends run teams of one thread (compute_spots sees to it) and the loop driver.
-  static constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  static constexpr bool host = HostLoops;
 
   Kokkos::View<double const**, Kokkos::LayoutRight, mem> xtrace, ytrace;
   Kokkos::View<double const***, Kokkos::LayoutRight, mem> sp;  // DevicePsf::spot_params

@@ -31,14 +31,89 @@ struct SpotOptions {
   /// Add the TAIL* power-law wings when the PSF has them (TAILAMP not identically 0), as
   /// specter does; false ignores them always, as gpu_specter does.
   bool tails = true;
-  /// Launch shape; 0 picks the backend's default (host: one thread per team, as many
-  /// wavelengths as TeamPolicy::scratch_size_max(0) holds; GPU: 8 wavelengths per team,
-  /// 8 threads x 32 vector lanes). Wavelengths per team are always capped by the scratch
-  /// limit; team_size and vector_length only apply to GPU backends.
+  /// Launch shape; 0 picks the backend's default (host: 32 wavelengths per team of one
+  /// thread; GPU: 8 wavelengths per team, 8 threads x 32 vector lanes). Wavelengths per team
+  /// are capped by TeamPolicy::scratch_size_max(0) on the team driver; team_size and
+  /// vector_length apply to the team driver only.
   int waves_per_team = 0;
   int team_size = 0;
   int vector_length = 0;
+  /// Run the GPU's team driver on a host backend too (tests of that driver; slower).
+  bool team_driver = false;
 };
+
+namespace detail {
+
+/// Fills the kernel's parameters and launches it ("kspecter::psf::spots").
+template <class ExecSpace, bool HostLoops>
+void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_space> const& psf,
+                  int fiber_begin, int nfiber,
+                  Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
+                  Spots<typename ExecSpace::memory_space>& out, SpotOptions const& options) {
+  using Kernel = SpotKernel<ExecSpace, HostLoops>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  int const nwave = static_cast<int>(wavelengths.extent(0));
+  Kernel k;
+  k.xtrace = psf.xtrace;
+  k.ytrace = psf.ytrace;
+  k.sp = psf.spot_params;
+  k.wave = wavelengths;
+  k.values = out.values;
+  k.xc = out.xc;
+  k.yc = out.yc;
+  k.fiber_begin = fiber_begin;
+  k.nwave = nwave;
+  k.hsizex = psf.hsizex;
+  k.hsizey = psf.hsizey;
+  k.nx = psf.spot_nx();
+  k.ny = psf.spot_ny();
+  k.ngx = psf.ghdegx + 1;
+  k.ngy = psf.ghdegy + 1;
+  k.tails = psf.tails && options.tails;
+  k.nterm = 2 + 2 + k.ngx * k.ngy + (k.tails ? 5 : 0);
+  k.ncx = int(psf.xtrace.extent(1));
+  k.ncy = int(psf.ytrace.extent(1));
+  k.ncp = int(psf.spot_params.extent(2));
+  k.xw0 = psf.xwavemin;
+  k.xw1 = psf.xwavemax;
+  k.yw0 = psf.ywavemin;
+  k.yw1 = psf.ywavemax;
+  k.pw0 = psf.wavemin;
+  k.pw1 = psf.wavemax;
+  k.layout();
+
+  // The host driver runs teams of one thread.
+  int team_size = HostLoops ? 1 : (options.team_size > 0 ? options.team_size : 8);
+  int vector_length = HostLoops ? 1 : (options.vector_length > 0 ? options.vector_length : 32);
+  if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
+  int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
+  int const scratch_max = Policy::scratch_size_max(0);
+  if (bytes_per_wave > scratch_max)
+    throw ParameterError("compute_spots: one wavelength's scratch (" +
+                         std::to_string(bytes_per_wave) + " B) exceeds the team scratch limit (" +
+                         std::to_string(scratch_max) + " B): spot or Gauss-Hermite degree too large");
+  // Host-driver teams hold one wavelength's scratch whatever their block; team-driver
+  // teams the whole block's.
+  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (HostLoops ? 32 : 8);
+  if (!HostLoops && wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
+  if (wpt > nwave) wpt = nwave;
+  k.waves_per_team = wpt;
+  k.nblocks = (nwave + wpt - 1) / wpt;
+  std::size_t const scratch_doubles = std::size_t(k.scratch_waves()) * k.per_wave;
+  // Never more threads than the backend allows (a host backend running the team driver
+  // has as many as its pool).
+  int const tmax = Policy(space, nfiber * k.nblocks, 1, vector_length)
+                       .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles)))
+                       .team_size_max(k, Kokkos::ParallelForTag());
+  if (team_size > tmax) team_size = tmax;
+  Policy policy(space, nfiber * k.nblocks, team_size, vector_length);
+  Kokkos::parallel_for(
+      "kspecter::psf::spots",
+      policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles))),
+      k);
+}
+
+}  // namespace detail
 
 /// Evaluates spots; throws ParameterError if a wavelength is outside the PSF's range
 /// (unless allow_extrapolation) or not finite, or a fiber is outside the PSF.
@@ -96,59 +171,16 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   out.fiber_begin = fiber_begin;
   if (nfiber == 0 || nwave == 0) return;
 
-  detail::SpotKernel<ExecSpace> k;
-  k.xtrace = psf.xtrace;
-  k.ytrace = psf.ytrace;
-  k.sp = psf.spot_params;
-  k.wave = wavelengths;
-  k.values = out.values;
-  k.xc = out.xc;
-  k.yc = out.yc;
-  k.fiber_begin = fiber_begin;
-  k.nwave = nwave;
-  k.hsizex = psf.hsizex;
-  k.hsizey = psf.hsizey;
-  k.nx = nx;
-  k.ny = ny;
-  k.ngx = psf.ghdegx + 1;
-  k.ngy = psf.ghdegy + 1;
-  k.tails = psf.tails && options.tails;
-  k.nterm = 2 + 2 + k.ngx * k.ngy + (k.tails ? 5 : 0);
-  k.ncx = int(psf.xtrace.extent(1));
-  k.ncy = int(psf.ytrace.extent(1));
-  k.ncp = int(psf.spot_params.extent(2));
-  k.xw0 = psf.xwavemin;
-  k.xw1 = psf.xwavemax;
-  k.yw0 = psf.ywavemin;
-  k.yw1 = psf.ywavemax;
-  k.pw0 = psf.wavemin;
-  k.pw1 = psf.wavemax;
-  k.layout();
-
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
   constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
-  // Host backends: teams of one thread (the kernel's host path relies on it).
-  int team_size = host ? 1 : (options.team_size > 0 ? options.team_size : 8);
-  int vector_length = host ? 1 : (options.vector_length > 0 ? options.vector_length : 32);
-  if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
-  int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
-  int const scratch_max = Policy::scratch_size_max(0);
-  if (bytes_per_wave > scratch_max)
-    throw ParameterError("compute_spots: one wavelength's scratch (" +
-                         std::to_string(bytes_per_wave) + " B) exceeds the team scratch limit (" +
-                         std::to_string(scratch_max) + " B): spot or Gauss-Hermite degree too large");
-  // Host teams hold one wavelength's scratch whatever their block; GPU teams the block's.
-  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (host ? 32 : 8);
-  if (!host && wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
-  if (wpt > nwave) wpt = nwave;
-  k.waves_per_team = wpt;
-  k.nblocks = (nwave + wpt - 1) / wpt;
-  using Scratch = typename detail::SpotKernel<ExecSpace>::scratch_view;
-  std::size_t const scratch_doubles = std::size_t(k.scratch_waves()) * k.per_wave;
-  Policy policy(space, nfiber * k.nblocks, team_size, vector_length);
-  Kokkos::parallel_for("kspecter::psf::spots",
-                       policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(scratch_doubles))),
-                       k);
+  if constexpr (host) {
+    if (!options.team_driver) {
+      detail::launch_spots<ExecSpace, true>(space, psf, fiber_begin, nfiber, wavelengths, out,
+                                            options);
+      return;
+    }
+  }
+  detail::launch_spots<ExecSpace, false>(space, psf, fiber_begin, nfiber, wavelengths, out,
+                                         options);
 }
 
 /// compute_spots with default options but for allow_extrapolation.
