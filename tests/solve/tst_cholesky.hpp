@@ -105,6 +105,62 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, Cholesky,
                                            CholCase{130, 3}, CholCase{444, 2}, CholCase{518, 2}),
                          [](auto const& info) { return "n" + std::to_string(info.param.n); });
 
+// Matrices with a row envelope (leading zeros per row), which cholesky skips exactly:
+// extraction's iCov-like pattern and a random staircase profile; L must be exactly zero
+// left of each row's first nonzero and match the reference elsewhere.
+TEST(TEST_CATEGORY, cholesky_exploits_row_envelope_exactly) {
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  std::vector<std::vector<double>> a;
+  std::vector<int> sizes;
+  a.push_back(ref::icov_like(7, 74, seed));
+  sizes.push_back(518);
+  {
+    int const n = 300;
+    std::mt19937_64 gen(seed + 1);
+    std::uniform_int_distribution<int> bw(0, 120);
+    std::normal_distribution<double> nd;
+    std::vector<double> bm(std::size_t(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = std::max(0, i - bw(gen)); j <= i; ++j) bm[i * n + j] = nd(gen);
+    std::vector<double> m(std::size_t(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        ref::LD s = 0;
+        for (int k = 0; k <= j; ++k) s += ref::LD(bm[i * n + k]) * bm[j * n + k];
+        m[i * n + j] = m[j * n + i] = double(s) + (i == j ? 0.5 : 0.0);
+      }
+    a.push_back(m);
+    sizes.push_back(n);
+  }
+  TEST_EXECSPACE space;
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    int const n = sizes[t];
+    auto dev = util::upload<TEST_EXECSPACE>({a[t]}, n);
+    Kokkos::View<int*, mem> info("info", 1);
+    kspecter::solve::cholesky(space, dev, info);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev);
+    auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+    ASSERT_EQ(hi(0), 0);
+    auto const l = util::matrix(h, 0);
+    auto const lr = ref::cholesky(a[t], n);
+    std::vector<double> low(l.size(), 0.0);
+    int nonzero_outside = 0, envelope_zeros = 0;
+    for (int i = 0; i < n; ++i) {
+      int first = 0;
+      while (first < i && a[t][i * n + first] == 0.0) ++first;
+      envelope_zeros += first;
+      for (int j = 0; j <= i; ++j) {
+        low[i * n + j] = l[i * n + j];
+        if (j < first) nonzero_outside += l[i * n + j] != 0.0;
+      }
+    }
+    EXPECT_GT(envelope_zeros, n * n / 8) << "the test matrix has a real envelope";
+    EXPECT_EQ(nonzero_outside, 0) << "matrix " << t;
+    EXPECT_LE(ref::rel_maxdiff(low, lr), 1e-9) << "matrix " << t;
+  }
+}
+
 TEST(TEST_CATEGORY, cholesky_failure_stays_in_its_matrix) {
   int const n = 130;
   auto const seed = ref::fresh_seed();
