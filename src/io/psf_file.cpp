@@ -58,7 +58,6 @@ class Reader {
   void check(int st, std::string const& doing) const {
     if (st) fail(doing + ": " + fits_message(st));
   }
-  std::string const& hdu() const { return hdu_; }
 
   /// Moves to the primary HDU.
   void primary() {
