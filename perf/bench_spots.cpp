@@ -78,7 +78,7 @@ void bench(char const* name, psf::GaussHermitePsf const& p, std::vector<double> 
   double const nspots = double(nfiber) * waves.size();
   double const bytes = nspots * p.spot_nx() * p.spot_ny() * sizeof(double);
   int const conc = Space().concurrency();
-  bool const host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  bool const host = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
   // Process CPU time: on a busy machine wall time overstates the cost; on a GPU it is the
   // host's waiting.
   std::printf("%-8s %6d %10.2f %10.2f %10.2f %12.3g %10.2f %10.2f   %s\n", name, conc,

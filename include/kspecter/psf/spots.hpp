@@ -171,7 +171,9 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   out.fiber_begin = fiber_begin;
   if (nfiber == 0 || nwave == 0) return;
 
-  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
+  // A host execution space (one that runs on the CPU: Serial, OpenMP, ...), whatever the
+  // memory space (CUDA UVM memory is host-accessible, yet CUDA wants the team driver).
+  constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   if constexpr (host) {
     if (!options.team_driver) {
       detail::launch_spots<ExecSpace, true>(space, psf, fiber_begin, nfiber, wavelengths, out,
