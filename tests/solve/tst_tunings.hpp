@@ -42,6 +42,7 @@ void check_chain(int nfiber, int m, int nmat) {
                ", seed = " + std::to_string(seed));
   std::vector<std::vector<double>> a;
   for (int b = 0; b < nmat; ++b) a.push_back(ref::random_spd(n, seed + b, 2e-2));
+  a[0] = ref::icov_like(nfiber, m, seed);  // a row envelope, skipped by the kernels
   // One indefinite matrix in the middle of the batch.
   a[1][(n / 2) * n + n / 2] = -1.0;
   auto dev = util::upload<TEST_EXECSPACE>(a, n);
@@ -72,7 +73,7 @@ void check_chain(int nfiber, int m, int nmat) {
     std::vector<double> low(l.size(), 0.0);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) low[i * n + j] = l[i * n + j];
-    EXPECT_LE(ref::rel_maxdiff(low, lr), 1e-10) << "matrix " << b;
+    EXPECT_LE(ref::rel_maxdiff(low, lr), 1e-9) << "matrix " << b;
     // x = A⁻¹ 1 and the diagonal blocks of A⁻¹, from the reference inverse.
     auto const inv = ref::inverse(a[b], n);
     std::vector<ref::LD> x(n, 0.0L);
@@ -81,14 +82,14 @@ void check_chain(int nfiber, int m, int nmat) {
       for (int j = 0; j < n; ++j) x[i] += inv[std::size_t(i) * n + j];
       got[i] = hy(b, i);
     }
-    EXPECT_LE(ref::rel_maxdiff(got, x), 1e-10) << "matrix " << b;
+    EXPECT_LE(ref::rel_maxdiff(got, x), 1e-9) << "matrix " << b;
     for (int f = 0; f < nfiber; ++f) {
       std::vector<ref::LD> cf(std::size_t(m) * m);
       for (int i = 0; i < m; ++i)
         for (int j = 0; j < m; ++j) cf[i * m + j] = inv[std::size_t(f * m + i) * n + f * m + j];
       auto const gc = util::matrix(hc, std::size_t(b) * nfiber + f);
       auto const gq = util::matrix(hq, std::size_t(b) * nfiber + f);
-      EXPECT_LE(ref::rel_maxdiff(gc, cf), 1e-10) << "matrix " << b << ", block " << f;
+      EXPECT_LE(ref::rel_maxdiff(gc, cf), 1e-9) << "matrix " << b << ", block " << f;
       EXPECT_LE(ref::rel_maxdiff(gq, ref::inverse_sqrt(cf, m, 1e-14)), 1e-9)
           << "matrix " << b << ", block " << f;
     }

@@ -5,6 +5,7 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
+#include <kspecter/solve/cholesky.hpp>
 #include <kspecter/solve/team_gemm.hpp>
 #include <kspecter/solve/tuning.hpp>
 #include <string>
@@ -49,14 +50,20 @@ void inverse_diagonal_blocks_impl(ExecSpace const& space,
   int const gtn = detail::tile_for<Tune>(m);
   int const stage = detail::stage_doubles<Policy, Tune>(0, "solve::inverse_diagonal_blocks");
   int const l1 = Tune::max_tile * Tune::max_tile + nb * nb;
+  using IScratch = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
     double* W = &l(b, 0, 0);
     Scratch s0(team.team_scratch(0), stage);
     Scratch s1(team.team_scratch(1), l1);
+    IScratch env(team.team_scratch(1), n);
     detail::GemmWork const work{s0.data(), stage, s1.data()};
     double* tmp = s1.data() + Tune::max_tile * Tune::max_tile;
+    // L's row envelope (as in cholesky): N_i is zero left of its rows' first nonzero.
+    detail::team_row_envelope(team, W, n, env.data());
+    int const* f = env.data();
 
     // 1. D_ii⁻¹ over each diagonal tile.
     for (int i0 = 0; i0 < n; i0 += nb) {
@@ -71,9 +78,11 @@ void inverse_diagonal_blocks_impl(ExecSpace const& space,
     // 2. N_i = D_ii⁻¹ L[i, :i] in place (C aliases B column for column, one tile row).
     for (int i = 1; i < nt; ++i) {
       int const i0 = i * nb, w = detail::imin(nb, n - i0);
-      detail::GemmArgs const g = detail::gemm(w, i0, w, 1.0, detail::Operand{W + i0 * n + i0, n, 1},
-                                              detail::Operand{W + i0 * n, 1, n}, 0.0, W + i0 * n, n,
-                                              detail::kALower, tr, tn);
+      int const e = detail::envelope_min(f, i0, w);
+      if (e >= i0) continue;
+      detail::GemmArgs const g = detail::gemm(
+          w, i0 - e, w, 1.0, detail::Operand{W + i0 * n + i0, n, 1},
+          detail::Operand{W + i0 * n + e, 1, n}, 0.0, W + i0 * n + e, n, detail::kALower, tr, tn);
       detail::team_gemm<Tune>(team, work, g);
     }
     // 3. W_ij = -Σ_k N_ik W_kj (C aliases A row for row, one tile column).
@@ -81,9 +90,11 @@ void inverse_diagonal_blocks_impl(ExecSpace const& space,
       int const j0 = j * nb, wj = detail::imin(nb, n - j0);
       for (int i = j + 1; i < nt; ++i) {
         int const i0 = i * nb, wi = detail::imin(nb, n - i0);
+        int const k0 = detail::imax(j0, detail::envelope_min(f, i0, wi));
+        if (k0 >= i0) continue;  // N[i, j0:i0] = 0, so W_ij = 0 = what the tile holds
         detail::GemmArgs const g = detail::gemm(
-            wi, wj, i0 - j0, -1.0, detail::Operand{W + i0 * n + j0, n, 1},
-            detail::Operand{W + j0 * n + j0, 1, n}, 0.0, W + i0 * n + j0, n, 0u, tr, tn);
+            wi, wj, i0 - k0, -1.0, detail::Operand{W + i0 * n + k0, n, 1},
+            detail::Operand{W + k0 * n + j0, 1, n}, 0.0, W + i0 * n + j0, n, 0u, tr, tn);
         detail::team_gemm<Tune>(team, work, g);
       }
     }
@@ -106,7 +117,7 @@ void inverse_diagonal_blocks_impl(ExecSpace const& space,
 
   auto const scratch = [&](Policy p) {
     return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
-        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
+        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1) + IScratch::shmem_size(n)));
   };
   int const team_size =
       detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::team_size);
