@@ -103,8 +103,8 @@ do_stage() {
   # device cannot resolve itself are used.
   local skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libutil\.|libgcc_s\.|libstdc\+\+\.|libgomp\.|libatomic\.|libcuda\.|libnvidia-)'
   local mpi_closure="" libmpi
-  libmpi="$(ldd $(for f in $exes; do echo "$bdir/$f"; done) 2>/dev/null | awk '/libmpi\.so/ {print $3; exit}')"
-  [ -n "$libmpi" ] && mpi_closure="$(ldd "$libmpi" | awk '/=>/ {print $1}') $(basename "$libmpi")"
+  libmpi="$(ldd $(for f in $exes; do echo "$bdir/$f"; done) 2>/dev/null | awk '/libmpi\.so/ && !m {print $3; m = 1}')"
+  [ -n "$libmpi" ] && mpi_closure="$(ldd "$libmpi" | awk '/=>/ {print $1}' | tr '\n' ' ') $(basename "$libmpi")"
   for f in $exes; do ldd "$bdir/$f" 2>/dev/null; done | awk '/=> \// {print $1, $3}' | sort -u | \
   while read -r name path; do
     [[ "$name" =~ $skip ]] && continue
@@ -125,12 +125,17 @@ do_stage() {
     echo "KSPECTER_BUILD_NAME=$build_name"
     echo "KSPECTER_MPIEXEC=$mpiexec"
     echo "KSPECTER_STAGED_AT='$(date -u '+%Y-%m-%d %H:%M:%S UTC')'"
+    echo "KSPECTER_BUILT_AT='$(date -u -r "$(ls -t $(for f in $exes; do echo "$bdir/$f"; done) | head -n1)" '+%Y-%m-%d %H:%M:%S UTC')'"
     echo "KSPECTER_GIT='$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)'"
   } > "$tmp/manifest.env"
 
+  # Executables and libraries travel as one xz tarball (about a sixth of their size).
+  local n_exe n_lib
+  n_exe=$(find "$tmp/build" -type f -perm -u+x | wc -l); n_lib=$(ls "$tmp/lib" | wc -l)
+  (cd "$tmp" && tar cf - build lib | xz -T0 -6 > payload.tar.xz && rm -rf build lib)
   rm -rf "$dst"; mv "$tmp" "$dst"
-  echo "gpu_run: staged $(find "$dst/build" -type f -perm -u+x | wc -l) executables, $(ls "$dst/lib" | wc -l) libraries," \
-       "$(ls "$dst/data" | wc -l) data files in $dst: $(du -sh "$dst" | cut -f1) (the device tool carries at most 64 MiB with the tree)"
+  echo "gpu_run: staged $n_exe executables, $n_lib libraries, $(ls "$dst/data" | wc -l) data files" \
+       "in $dst: $(du -sh "$dst" | cut -f1) (the device tool carries at most 64 MiB with the tree)"
   local kib; kib=$(du -sk "$dst" | cut -f1)
   [ "$kib" -lt 57344 ] || echo "gpu_run: warning: $dst is $((kib / 1024)) MiB; the tree + carry must stay under 64 MiB" >&2
 }
@@ -142,6 +147,13 @@ do_run() {
   left() { echo $(( deadline - $(date +%s) )); }
   local root="$here" stage="$here/$stage_name"
   [ -f "$stage/manifest.env" ] || die "no $stage_name/manifest.env: run 'perf/gpu_run.sh prepare' here and carry $stage_name"
+  if [ -f "$stage/payload.tar.xz" ] && [ ! -d "$stage/build" ]; then
+    if command -v xz >/dev/null 2>&1; then
+      tar xJf "$stage/payload.tar.xz" -C "$stage"
+    else
+      python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$stage/payload.tar.xz" "$stage"
+    fi || die "cannot unpack $stage/payload.tar.xz"
+  fi
   # shellcheck disable=SC1091
   source "$stage/manifest.env"
   local out="${OUT:-$root/gpu-out}"; mkdir -p "$out"
@@ -172,6 +184,12 @@ do_run() {
   local bdir="$root/$bdir_rel"
 
   export KSPECTER_TEST_DATA="$stage/data"
+  # Benchmarks look for <source>/../shared/data (compiled in); through the link above that is
+  # the repository's parent folder. Point both spellings at the carried data when absent.
+  local d
+  for d in "$(dirname "$KSPECTER_SRC_DIR")/shared" "$(dirname "$root")/shared"; do
+    [ -e "$d/data" ] || { mkdir -p "$d" && ln -sfn "$stage/data" "$d/data"; } 2>/dev/null || true
+  done
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
   export KOKKOS_DISABLE_WARNINGS=1
 
@@ -231,10 +249,32 @@ do_run() {
   local junit=(); ctest --help 2>/dev/null | grep -q -- '--output-junit' && junit=(--output-junit "$out/ctest-junit.xml")
   local budget=$(( $(left) - 120 )); [ "$budget" -gt 60 ] || budget=60
   echo "---- ctest (budget ${budget} s)"
-  (cd "$bdir" && timeout --signal=TERM --kill-after=20 "$budget" \
-      ctest --output-on-failure --timeout 300 -j "${KSPECTER_CTEST_JOBS:-8}" -E '^consumer_' \
-            "${junit[@]}" ${KSPECTER_CTEST_ARGS:-}) > "$ctest_log" 2>&1
-  ctest_rc=$?
+  local discovery_failed="" attempt
+  # An executable that cannot list its tests stops the whole of CTest: turn such ones into
+  # one failing test each (its output then shows why) and run CTest again.
+  neutralize() {  # $1 = executable
+    local inc; inc="$(dirname "$1")/$(basename "$1")_1_include.cmake"
+    [ -f "$inc" ] || return 1
+    printf 'add_test(%s_cannot_list_tests "%s" --gtest_list_tests)\nset_tests_properties(%s_cannot_list_tests PROPERTIES LABELS discovery)\n' \
+      "$(basename "$1")" "$1" "$(basename "$1")" > "$inc"
+    discovery_failed+="$(basename "$1") "
+  }
+  for attempt in 1 2 3; do
+    (cd "$bdir" && timeout --signal=TERM --kill-after=20 "$budget" \
+        ctest --output-on-failure --timeout 300 -j "${KSPECTER_CTEST_JOBS:-8}" -E '^consumer_' \
+              "${junit[@]}" ${KSPECTER_CTEST_ARGS:-}) > "$ctest_log" 2>&1
+    ctest_rc=$?
+    local bad; bad="$(sed -n "s/^ *Path: '\(.*\)'\$/\1/p" "$ctest_log" | sort -u)"
+    [ -n "$bad" ] && ! grep -q 'tests passed' "$ctest_log" || break
+    cp "$ctest_log" "$out/ctest-discovery.log"
+    if [ "$attempt" = 1 ]; then
+      # Check every executable once, in parallel, rather than one per CTest round.
+      local exe_list; exe_list="$(grep -h '^if(EXISTS "' $(find "$stage/build" -name '*_1_include.cmake') | sed 's/^if(EXISTS "\(.*\)")$/\1/')"
+      bad="$bad $(printf '%s\n' $exe_list | xargs -P 8 -I{} sh -c 'timeout 120 "{}" --gtest_list_tests >/dev/null 2>&1 || echo "{}"')"
+    fi
+    local e; for e in $(printf '%s\n' $bad | sort -u); do neutralize "$e"; done
+    budget=$(( $(left) - 120 )); [ "$budget" -gt 60 ] || budget=60
+  done
   local ctest_line; ctest_line="$(grep -E 'tests passed|No tests were found' "$ctest_log" | tail -n1)"
   [ "$ctest_rc" = 124 ] && ctest_line="ctest stopped at its ${budget} s budget; ${ctest_line}"
   local failed; failed="$(sed -n '/The following tests FAILED/,$p' "$ctest_log" | grep -E '^\s+[0-9]+ - ' | sed 's/^\s*//')"
@@ -242,7 +282,7 @@ do_run() {
 
   # per-label counts (labels: serial, openmp, cuda, host, mpi)
   local labels=""
-  for l in cuda openmp serial host mpi; do
+  for l in cuda openmp serial host mpi discovery; do
     local n nf
     n="$(cd "$bdir" && ctest -N -L "^$l\$" -E '^consumer_' ${KSPECTER_CTEST_ARGS:-} 2>/dev/null | sed -n 's/^Total Tests: //p')"
     [ -n "$n" ] && [ "$n" != 0 ] || continue
@@ -278,11 +318,12 @@ do_run() {
   {
     echo "================ kspecter GPU run summary"
     echo "gpu:        ${gpu:-none found}"
-    echo "staged:     $KSPECTER_STAGED_AT (git $KSPECTER_GIT)"
+    echo "staged:     $KSPECTER_STAGED_AT (newest executable ${KSPECTER_BUILT_AT:-?}; tree at staging: git $KSPECTER_GIT)"
     grep -E '^(gpu|backends|kokkos|mpi) ' "$tmp/info.txt" | sed 's/^/info:       /'
     [ "$info_rc" = 0 ] || echo "info:       kspecter info FAILED (exit $info_rc)"
     echo "libraries:  carried+used: $(ls "$stage/lib-use" | tr '\n' ' ')${unresolved:+; UNRESOLVED: $unresolved}"
     echo "ctest:      ${ctest_line:-no summary line (exit $ctest_rc)}"
+    [ -n "$discovery_failed" ] && echo "could not list their tests (each counted as one failed test): $discovery_failed"
     [ -n "$labels" ] && echo "by label:   $labels"
     if [ -n "$failed" ]; then echo "failed:"; echo "$failed" | head -n 30 | sed 's/^/  /'; fi
     if [ -n "$bench_lines" ]; then echo "benchmarks:"; printf '%s' "$bench_lines"; else echo "benchmarks: none found"; fi
