@@ -50,21 +50,37 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
       tau[k] = tk;
     });
     team.team_barrier();
-    // p = tau A' v with A' = a[k+1:, k+1:]
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
-      pv[i] = tk * dot<Tune>(a + (k + 1 + i) * m + k + 1, row, r);
-    });
+    double* const a1 = a + (k + 1) * m + k + 1;  // A' = a[k+1:, k+1:], row stride m
+    // p = tau A' v. Host: a thread per row, contiguous dot products. GPU: a thread per
+    // column (A' is symmetric), so that a warp reads consecutive addresses.
+    if constexpr (Tune::coalesce) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
+        double s = 0.0;
+        for (int i = 0; i < r; ++i) s += a1[i * m + j] * row[i];
+        pv[j] = tk * s;
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                           [&](int i) { pv[i] = tk * dot<Tune>(a1 + i * m, row, r); });
+    }
     team.team_barrier();
     double vp = 0.0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += row[i] * pv[i]; }, vp);
     double const half = 0.5 * tk * vp;
-    // A' -= v wᵀ + w vᵀ with w = p - half v
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
-      double* ai = a + (k + 1 + i) * m + k + 1;
-      double const vi = row[i], wi = pv[i] - half * vi;
-      for (int j = 0; j < r; ++j) ai[j] -= vi * (pv[j] - half * row[j]) + wi * row[j];
-    });
+    // A' -= v wᵀ + w vᵀ with w = p - half v (rows on the host, columns on a GPU)
+    if constexpr (Tune::coalesce) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
+        double const vj = row[j], wj = pv[j] - half * vj;
+        for (int i = 0; i < r; ++i) a1[i * m + j] -= row[i] * wj + (pv[i] - half * row[i]) * vj;
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
+        double* ai = a1 + i * m;
+        double const vi = row[i], wi = pv[i] - half * vi;
+        for (int j = 0; j < r; ++j) ai[j] -= vi * (pv[j] - half * row[j]) + wi * row[j];
+      });
+    }
     team.team_barrier();
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -75,7 +91,9 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
 }
 
 /// zt = Zᵀ = H_{m-3} ⋯ H_0 from the reflectors left by team_tridiagonalize, accumulated
-/// backwards so that step k only touches zt[k+1:, k+1:]. Each row is one dot and one axpy.
+/// backwards so that step k only touches the trailing block [k+1:, k+1:].
+/// Host: zt ← zt H_k row by row (one contiguous dot and axpy per row).
+/// GPU: Z ← H_k Z column by column (a thread per column, coalesced), then Z is transposed.
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, int m,
                                          double const* tau, double* zt) {
@@ -88,10 +106,30 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
     if (tk == 0.0) continue;
     int const r = m - k - 1;
     double const* v = a + k * m + k + 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
-      double* zi = zt + (k + 1 + i) * m + k + 1;
-      double const u = tk * dot<Tune>(zi, v, r);
-      for (int c = 0; c < r; ++c) zi[c] -= u * v[c];
+    double* const z1 = zt + (k + 1) * m + k + 1;
+    if constexpr (Tune::coalesce) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int c) {
+        double u = 0.0;
+        for (int i = 0; i < r; ++i) u += v[i] * z1[i * m + c];
+        u *= tk;
+        for (int i = 0; i < r; ++i) z1[i * m + c] -= v[i] * u;
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
+        double* zi = z1 + i * m;
+        double const u = tk * dot<Tune>(zi, v, r);
+        for (int c = 0; c < r; ++c) zi[c] -= u * v[c];
+      });
+    }
+    team.team_barrier();
+  }
+  if constexpr (Tune::coalesce) {  // Z -> Zᵀ
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+      for (int j = 0; j < i; ++j) {
+        double const t = zt[i * m + j];
+        zt[i * m + j] = zt[j * m + i];
+        zt[j * m + i] = t;
+      }
     });
     team.team_barrier();
   }
