@@ -15,6 +15,7 @@
 #include <regex>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -43,7 +44,9 @@ std::string const layout = "--bundlesize 10 --nsubbundles 2";
 class ExtractCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::filesystem::path(KSPECTER_TEST_BINARY_DIR) / "scratch" / "extract_cli";
+    // ctest runs each test in its own process, possibly at the same time: one folder each.
+    dir_ = std::filesystem::path(KSPECTER_TEST_BINARY_DIR) / "scratch" /
+           ("extract_cli." + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     auto r = run(exe + " make-psf -o " + psf());
@@ -51,6 +54,7 @@ class ExtractCli : public ::testing::Test {
     r = run(exe + " simulate --psf " + psf() + " -o " + image() + " -n 50 --seed 7 " + grid);
     ASSERT_EQ(r.status, 0) << r.out;
   }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string psf() { return (dir_ / "psf.fits").string(); }
   static std::string image() { return (dir_ / "preproc.fits").string(); }
   static std::string out(std::string const& name) { return (dir_ / name).string(); }
