@@ -151,7 +151,7 @@ step="publish the cache entry"
 grep -rlF "$stage" "$stage/lib/cmake" "$stage/bin" 2>/dev/null | xargs -r sed -i "s|$stage|$prefix|g"
 # Kokkos records the compiler it was built with (for CUDA the wrapper in the scratch copy of the
 # source); consumers that are not nvcc_wrapper get redirected to it, so name the installed one.
-grep -rlF "$work/kokkos/bin/" "$stage/lib/cmake" 2>/dev/null | xargs -r sed -i "s|$work/kokkos/bin/|$prefix/bin/|g"
+{ grep -rlF "$work/kokkos/bin/" "$stage/lib/cmake" 2>/dev/null || true; } | xargs -r sed -i "s|$work/kokkos/bin/|$prefix/bin/|g"
 touch "$stage/.complete"
 rm -rf "$prefix"
 mv "$stage" "$prefix"
