@@ -319,7 +319,8 @@ do_run() {
     echo "================ kspecter GPU run summary"
     echo "gpu:        ${gpu:-none found}"
     echo "staged:     $KSPECTER_STAGED_AT (newest executable ${KSPECTER_BUILT_AT:-?}; tree at staging: git $KSPECTER_GIT)"
-    grep -E '^(gpu|backends|kokkos|mpi) ' "$tmp/info.txt" | sed 's/^/info:       /'
+    sed -n '1,/^(exit/p' "$tmp/info.txt" | grep -E '^(gpu|backends|kokkos|mpi) ' | sed 's/^/info:       /'
+    grep -E '^mpi .*ranks' "$tmp/info.txt" | sed 's/^/info -n 2:  /'
     [ "$info_rc" = 0 ] || echo "info:       kspecter info FAILED (exit $info_rc)"
     echo "libraries:  carried+used: $(ls "$stage/lib-use" | tr '\n' ' ')${unresolved:+; UNRESOLVED: $unresolved}"
     echo "ctest:      ${ctest_line:-no summary line (exit $ctest_rc)}"
