@@ -1,5 +1,6 @@
 // FITS frames (desispec layout) through CFITSIO.
 #include "atomic_output.hpp"
+#include "fits_support.hpp"
 #include "frame_formats.hpp"
 
 #include <kspecter/core/error.hpp>
@@ -13,25 +14,6 @@
 namespace kspecter::io {
 
 namespace {
-
-struct FitsCloser {
-  void operator()(fitsfile* f) const {
-    int status = 0;
-    fits_close_file(f, &status);
-  }
-};
-using FitsPtr = std::unique_ptr<fitsfile, FitsCloser>;
-
-std::string fits_message(int status) {
-  char text[FLEN_STATUS];
-  fits_get_errstatus(status, text);
-  char detail[FLEN_ERRMSG];
-  std::string out = text;
-  // The first queued message usually names the underlying cause.
-  if (fits_read_errmsg(detail)) out += std::string(" (") + detail + ")";
-  fits_clear_errmsg();
-  return out;
-}
 
 void check(int status, std::string const& file, std::string const& hdu, char const* what) {
   if (status) throw InputError(file, hdu, std::string(what) + ": " + fits_message(status));

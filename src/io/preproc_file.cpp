@@ -1,6 +1,7 @@
 // Preproc images through CFITSIO: reader with a header scan that tells a missing HDU from a
 // truncated file, and an atomic writer.
 #include "atomic_output.hpp"
+#include "fits_support.hpp"
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/version.hpp>
@@ -20,25 +21,6 @@
 namespace kspecter::io {
 
 namespace {
-
-struct FitsCloser {
-  void operator()(fitsfile* f) const {
-    int status = 0;
-    fits_close_file(f, &status);
-  }
-};
-using FitsPtr = std::unique_ptr<fitsfile, FitsCloser>;
-
-// CFITSIO's text for a status, plus the first queued detail message; clears the queue.
-std::string cfitsio_message(int status) {
-  char text[FLEN_STATUS] = {0};
-  fits_get_errstatus(status, text);
-  std::string out = std::string("CFITSIO: ") + text;
-  char detail[FLEN_ERRMSG] = {0};
-  if (fits_read_errmsg(detail) && detail[0]) out += std::string(" (") + detail + ")";
-  fits_clear_errmsg();
-  return out;
-}
 
 std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -86,7 +68,7 @@ class FitsIn {
         int s2 = 0;
         fits_close_file(raw, &s2);
       }
-      throw InputError(path_, "", "not a readable FITS file: " + cfitsio_message(status));
+      throw InputError(path_, "", "not a readable FITS file: " + fits_message(status));
     }
     f_.reset(raw);
     scan();
@@ -125,7 +107,7 @@ class FitsIn {
                            std::to_string(file_size_) + " bytes");
     int status = 0, type = 0;
     fits_movabs_hdu(f_.get(), h->index, &type, &status);
-    if (status) throw InputError(path_, name, "cannot move to HDU: " + cfitsio_message(status));
+    if (status) throw InputError(path_, name, "cannot move to HDU: " + fits_message(status));
     return *h;
   }
 
@@ -186,14 +168,14 @@ std::vector<long> image_shape(FitsIn const& in, std::string const& hdu, HduInfo 
   fits_get_img_dim(in.get(), &naxis, &status);
   std::vector<long> ax(naxis > 0 ? naxis : 0);
   if (naxis > 0) fits_get_img_size(in.get(), naxis, ax.data(), &status);
-  if (status) throw InputError(in.path(), hdu, "cannot read image size: " + cfitsio_message(status));
+  if (status) throw InputError(in.path(), hdu, "cannot read image size: " + fits_message(status));
   return ax;
 }
 
 int equiv_bitpix(FitsIn const& in, std::string const& hdu) {
   int status = 0, bitpix = 0;
   fits_get_img_equivtype(in.get(), &bitpix, &status);
-  if (status) throw InputError(in.path(), hdu, "cannot read BITPIX: " + cfitsio_message(status));
+  if (status) throw InputError(in.path(), hdu, "cannot read BITPIX: " + fits_message(status));
   return bitpix;
 }
 
@@ -209,7 +191,7 @@ void read_blocks(FitsIn const& in, std::string const& hdu, int datatype, long lo
     if (status)
       throw InputError(in.path(), hdu,
                        "cannot read pixels " + std::to_string(first) + ".." +
-                           std::to_string(first + m - 1) + ": " + cfitsio_message(status));
+                           std::to_string(first + m - 1) + ": " + fits_message(status));
     for (long long i = 0; i < m; ++i) put(first + i, buf[static_cast<std::size_t>(i)]);
   }
 }
@@ -242,7 +224,7 @@ int fold_mask(std::uint64_t v) {
 // ---------------------------------------------------------------- writing helpers
 
 void check_write(int status, std::string const& path, std::string const& hdu, char const* what) {
-  if (status) throw InputError(path, hdu, std::string(what) + ": " + cfitsio_message(status));
+  if (status) throw InputError(path, hdu, std::string(what) + ": " + fits_message(status));
 }
 
 template <class T>
@@ -294,7 +276,7 @@ void write_card(fitsfile* f, std::string const& path, std::string const& key,
   }
   if (status)
     throw InputError(path, "IMAGE", "cannot write header card '" + key + "': " +
-                                        cfitsio_message(status));
+                                        fits_message(status));
 }
 
 }  // namespace
@@ -422,7 +404,7 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
       int anynul = 0;
       fits_read_col(in.get(), TSTRING, col, 1, 1, t.nspec, nullptr, ptr.data(), &anynul, &status);
       if (status)
-        throw InputError(path, "FIBERMAP", "cannot read OBJTYPE: " + cfitsio_message(status));
+        throw InputError(path, "FIBERMAP", "cannot read OBJTYPE: " + fits_message(status));
       for (int i = 0; i < t.nspec; ++i) t.objtype.push_back(upper(buf[i].data()));
     }
     int fcol = 0;
@@ -539,14 +521,14 @@ void copy_hdu(std::string const& from_path, std::string const& hdu, std::string 
       int s2 = 0;
       fits_close_file(raw, &s2);
     }
-    throw InputError(to_path, "", "cannot open for appending: " + cfitsio_message(status));
+    throw InputError(to_path, "", "cannot open for appending: " + fits_message(status));
   }
   FitsPtr out(raw);
   fits_copy_hdu(in.get(), out.get(), 0, &status);
-  if (status) throw InputError(to_path, hdu, "cannot append a copy: " + cfitsio_message(status));
+  if (status) throw InputError(to_path, hdu, "cannot append a copy: " + fits_message(status));
   raw = out.release();
   fits_close_file(raw, &status);
-  if (status) throw InputError(to_path, hdu, "cannot finish writing: " + cfitsio_message(status));
+  if (status) throw InputError(to_path, hdu, "cannot finish writing: " + fits_message(status));
 }
 
 }  // namespace kspecter::io

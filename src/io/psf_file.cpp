@@ -1,11 +1,13 @@
 // Reading and writing GaussHermite PSF files with CFITSIO. Every CFITSIO failure is turned
 // into an InputError naming the file, the HDU being read and CFITSIO's own words.
+#include "atomic_output.hpp"
+#include "fits_support.hpp"
+
 #include <kspecter/core/error.hpp>
 #include <kspecter/io/psf_file.hpp>
 
 #include <fitsio.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,19 +24,6 @@ namespace {
 
 using psf::GaussHermitePsf;
 using psf::LegendreSet;
-
-/// CFITSIO's description of `status` and of the first message on its error stack, which it
-/// then clears.
-std::string fits_message(int status) {
-  char text[FLEN_STATUS] = {0};
-  fits_get_errstatus(status, text);
-  std::string msg = text;
-  char detail[FLEN_ERRMSG] = {0};
-  if (fits_read_errmsg(detail) && detail[0] && msg.find(detail) == std::string::npos)
-    msg += std::string(" (") + detail + ")";
-  fits_clear_errmsg();
-  return msg + " [CFITSIO status " + std::to_string(status) + "]";
-}
 
 /// A FITS file open for reading, with the context every error message needs.
 class Reader {
@@ -342,24 +331,15 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
 
 namespace {
 
-/// A FITS file being written; closes and removes it on failure.
+/// A FITS file being written under a temporary name (AtomicOutput); closes it on failure.
 class Writer {
  public:
-  Writer(std::string final_path, std::string tmp_path)
-      : final_(std::move(final_path)), tmp_(std::move(tmp_path)) {
-    std::remove(tmp_.c_str());
+  explicit Writer(std::string const& final_path) : out_(final_path), final_(final_path) {
     int st = 0;
-    if (fits_create_diskfile(&f_, tmp_.c_str(), &st)) {
-      f_ = nullptr;
-      throw Error(final_ + ": cannot create " + tmp_ + ": " + fits_message(st));
-    }
-  }
-  ~Writer() {
-    if (f_) {
-      int st = 0;
-      fits_close_file(f_, &st);
-      std::remove(tmp_.c_str());
-    }
+    fitsfile* raw = nullptr;
+    if (fits_create_diskfile(&raw, out_.temp_path().c_str(), &st))
+      throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
+    f_.reset(raw);
   }
   void check(int st, std::string const& hdu, std::string const& doing) {
     if (st) throw Error(final_ + ": HDU '" + hdu + "': cannot " + doing + ": " + fits_message(st));
@@ -367,22 +347,16 @@ class Writer {
   /// Closes the file and renames it over the final path.
   void commit() {
     int st = 0;
-    fits_close_file(f_, &st);
-    f_ = nullptr;
-    if (st) {
-      std::remove(tmp_.c_str());
-      throw Error(final_ + ": cannot close " + tmp_ + ": " + fits_message(st));
-    }
-    if (std::rename(tmp_.c_str(), final_.c_str()) != 0) {
-      std::remove(tmp_.c_str());
-      throw Error(final_ + ": cannot rename " + tmp_ + " to it");
-    }
+    fits_close_file(f_.release(), &st);
+    if (st) throw Error(final_ + ": cannot close " + out_.temp_path() + ": " + fits_message(st));
+    out_.commit();
   }
-  fitsfile* f() { return f_; }
+  fitsfile* f() { return f_.get(); }
 
  private:
-  std::string final_, tmp_;
-  fitsfile* f_ = nullptr;
+  AtomicOutput out_;
+  std::string final_;
+  FitsPtr f_;
 };
 
 void write_trace(Writer& w, LegendreSet const& s, char const* name, GaussHermitePsf const& psf,
@@ -419,7 +393,7 @@ void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
     if (n.size() > 8 || n.empty())
       throw ParameterError(path + ": parameter name '" + n + "' does not fit PARAM (8A)");
 
-  Writer w(path, path + ".tmp-" + std::to_string(::getpid()));
+  Writer w(path);
   write_trace(w, psf.xtrace, "XTRACE", psf, true);
   write_trace(w, psf.ytrace, "YTRACE", psf, false);
 

@@ -3,38 +3,23 @@
 // and clear errors that leave existing outputs untouched.
 #include <kspecter/io/frame_file.hpp>
 
+#include <run_command.hpp>
 #include <test_data.hpp>
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <regex>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = kspecter::test::CommandResult;
 
-Result run(std::string const& cmd) {
-  std::string const full = "OMP_PROC_BIND=false OMPI_ALLOW_RUN_AS_ROOT=1 "
-                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + cmd + " 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  Result r{-1, {}};
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  int const st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Result run(std::string const& cmd) { return kspecter::test::run_command(cmd); }
 
 std::string const exe = KSPECTER_CLI_PATH;
 // Five bundles of ten fibers over 150 bins: small enough for seconds, big enough for MPI.

@@ -4,6 +4,7 @@
 // exit code 2 (usage) or 1 (input), naming the culprit.
 #include <kspecter/io/preproc_file.hpp>
 
+#include <run_command.hpp>
 #include <test_data.hpp>
 
 #include <gtest/gtest.h>
@@ -20,21 +21,9 @@
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = kspecter::test::CommandResult;
 
-Result run(std::string const& args) {
-  std::string const cmd = std::string(KSPECTER_CLI_PATH) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  Result r{-1, {}};
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p.get())) r.out += buf.data();
-  int const st = pclose(p.release());
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Result run(std::string const& args) { return kspecter::test::run_kspecter(args); }
 
 std::string read_bytes(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
