@@ -8,5 +8,6 @@ int run_info(int argc, char** argv);
 int run_make_psf(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_extract(int argc, char** argv);
+int run_compare(int argc, char** argv);
 
 }  // namespace kspecter::cli

@@ -22,6 +22,7 @@ Command const commands[] = {
     {"make-psf", "write a synthetic DESI-r-like GaussHermite PSF", kspecter::cli::run_make_psf},
     {"simulate", "simulate a preproc CCD frame from spectra and a PSF", kspecter::cli::run_simulate},
     {"extract", "extract spectra from a preproc image with a PSF (spectroperfectionism)", kspecter::cli::run_extract},
+    {"compare", "compare two frames (max pull, ivar, resolution): CPU vs GPU agreement", kspecter::cli::run_compare},
 };
 
 void usage(std::FILE* to) {

@@ -99,6 +99,22 @@ TEST_F(ExtractCli, reruns_are_bitwise_identical) {
   EXPECT_EQ(a.mask, b.mask);
 }
 
+TEST_F(ExtractCli, backends_agree_and_compare_tells_apart) {
+  ASSERT_EQ(run(extract_cmd(out("serial.fits")) + " --backend serial").status, 0);
+  ASSERT_EQ(run(extract_cmd(out("openmp.fits")) + " --backend openmp").status, 0);
+  auto r = run(exe + " compare " + out("serial.fits") + " " + out("openmp.fits"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("AGREE"), std::string::npos) << r.out;
+  // Another patch layout moves the flux by much less than its error but more than rounding.
+  ASSERT_EQ(run(extract_cmd(out("step30.fits")) + " --nwavestep 30").status, 0);
+  r = run(exe + " compare " + out("serial.fits") + " " + out("step30.fits"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("max \\|pull\\| +([0-9.e+-]+)"))) << r.out;
+  EXPECT_GT(std::stod(m[1]), 1e-9) << r.out;
+  EXPECT_LT(std::stod(m[1]), 0.1) << r.out;
+}
+
 TEST_F(ExtractCli, mpi_ranks_give_the_single_rank_frame) {
 #ifndef KSPECTER_MPIEXEC
   GTEST_SKIP() << "built without MPI";

@@ -17,13 +17,20 @@ using test::HostSpots;
 using test::spots_on;
 using test::wave_grid;
 
+// Bound on |spot - reference|. On the host backends it is 1e-14. Device compilers contract
+// a*b+c into fused multiply-adds and bring their own erf/exp: measured on an H100 (nvcc 13,
+// sm_90) the spots differ from the long-double reference by up to 5.8e-14, so device
+// backends are held to 1e-13.
+constexpr double spot_tol =
+    Kokkos::SpaceAccessibility<TEST_EXECSPACE, Kokkos::HostSpace>::accessible ? 1e-14 : 1e-13;
+
 TEST(TEST_CATEGORY, synthetic_spots_match_reference) {
   auto const& p = test::synthetic_psf();
   auto const waves = wave_grid(p.wavemin(), p.wavemax(), 23);  // both ends of the range
   int const f0 = 118, nf = 12;                                  // across a bundle edge
   HostSpots const s = spots_on<TEST_EXECSPACE>(p, f0, nf, waves);
   double const worst = test::max_diff_to_reference(p, s, f0, waves, false);
-  EXPECT_LE(worst, 1e-14);
+  EXPECT_LE(worst, spot_tol);
   RecordProperty("max_abs_diff", kspecter::test::sci(worst));
 }
 
@@ -34,7 +41,7 @@ TEST(TEST_CATEGORY, real_spots_match_reference) {
   for (int f0 : {0, 243, 488}) {
     HostSpots const s = spots_on<TEST_EXECSPACE>(p, f0, 12, waves);
     double const worst = test::max_diff_to_reference(p, s, f0, waves, false);
-    EXPECT_LE(worst, 1e-14) << "fibers from " << f0;
+    EXPECT_LE(worst, spot_tol) << "fibers from " << f0;
     RecordProperty("max_abs_diff_" + std::to_string(f0), kspecter::test::sci(worst));
   }
 }
@@ -92,7 +99,7 @@ TEST(TEST_CATEGORY, spots_agree_with_host_backend) {
   HostSpots const b = spots_on<Kokkos::DefaultHostExecutionSpace>(*p, f0, nf, waves);
   double worst = 0;
   for (std::size_t i = 0; i < a.v.size(); ++i) worst = std::max(worst, std::fabs(a.v[i] - b.v[i]));
-  EXPECT_LE(worst, 1e-14);
+  EXPECT_LE(worst, spot_tol);
   EXPECT_EQ(a.xc, b.xc);
   EXPECT_EQ(a.yc, b.yc);
   RecordProperty("max_abs_diff_vs_host", kspecter::test::sci(worst));
@@ -127,10 +134,10 @@ TEST(TEST_CATEGORY, team_driver_agrees) {
     HostSpots const b = spots_on<TEST_EXECSPACE>(*p, 100, 13, waves, o);
     double worst = 0;
     for (std::size_t i = 0; i < a.v.size(); ++i) worst = std::max(worst, std::fabs(a.v[i] - b.v[i]));
-    EXPECT_LE(worst, 1e-14) << "waves per team " << wpt;
+    EXPECT_LE(worst, spot_tol) << "waves per team " << wpt;
     EXPECT_EQ(a.xc, b.xc);
     EXPECT_EQ(a.yc, b.yc);
-    EXPECT_LE(test::max_diff_to_reference(*p, b, 100, waves, false), 1e-14);
+    EXPECT_LE(test::max_diff_to_reference(*p, b, 100, waves, false), spot_tol);
   }
 }
 
@@ -149,12 +156,12 @@ TEST(TEST_CATEGORY, other_degrees_and_spot_sizes) {
   HostSpots const s = spots_on<TEST_EXECSPACE>(p, 3, 20, waves);
   EXPECT_EQ(s.ny, 15);
   EXPECT_EQ(s.nx, 9);
-  EXPECT_LE(test::max_diff_to_reference(p, s, 3, waves, false), 1e-14);
+  EXPECT_LE(test::max_diff_to_reference(p, s, 3, waves, false), spot_tol);
   // Degree 0: a pure pixel-integrated Gaussian.
   o.ghdegx = o.ghdegy = 0;
   auto const g = psf::make_synthetic_psf(o);
   HostSpots const sg = spots_on<TEST_EXECSPACE>(g, 0, 30, waves);
-  EXPECT_LE(test::max_diff_to_reference(g, sg, 0, waves, false), 1e-14);
+  EXPECT_LE(test::max_diff_to_reference(g, sg, 0, waves, false), spot_tol);
 }
 
 TEST(TEST_CATEGORY, narrow_and_wide_spots) {
@@ -168,11 +175,11 @@ TEST(TEST_CATEGORY, narrow_and_wide_spots) {
   auto const waves = wave_grid(p.wavemin(), p.wavemax(), 29);
   HostSpots const s = spots_on<TEST_EXECSPACE>(p, 0, 25, waves);
   double const worst = test::max_diff_to_reference(p, s, 0, waves, false);
-  EXPECT_LE(worst, 1e-14);
+  EXPECT_LE(worst, spot_tol);
   HostSpots const h = spots_on<Kokkos::DefaultHostExecutionSpace>(p, 0, 25, waves);
   double d = 0;
   for (std::size_t i = 0; i < s.v.size(); ++i) d = std::max(d, std::fabs(s.v[i] - h.v[i]));
-  EXPECT_LE(d, 1e-14);
+  EXPECT_LE(d, spot_tol);
   RecordProperty("max_abs_diff", kspecter::test::sci(worst));
 }
 
@@ -190,11 +197,11 @@ TEST(TEST_CATEGORY, tails_follow_tailamp) {
   }
   auto const waves = wave_grid(p.wavemin(), p.wavemax(), 13);
   HostSpots const with = spots_on<TEST_EXECSPACE>(p, 5, 10, waves);
-  EXPECT_LE(test::max_diff_to_reference(p, with, 5, waves, true), 1e-14);
+  EXPECT_LE(test::max_diff_to_reference(p, with, 5, waves, true), spot_tol);
   psf::SpotOptions off;
   off.tails = false;  // gpu_specter's behaviour
   HostSpots const without = spots_on<TEST_EXECSPACE>(p, 5, 10, waves, off);
-  EXPECT_LE(test::max_diff_to_reference(p, without, 5, waves, false), 1e-14);
+  EXPECT_LE(test::max_diff_to_reference(p, without, 5, waves, false), spot_tol);
   double differ = 0;
   for (std::size_t i = 0; i < with.v.size(); ++i)
     differ = std::max(differ, std::fabs(with.v[i] - without.v[i]));
