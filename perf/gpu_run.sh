@@ -291,6 +291,33 @@ do_run() {
     labels+="$l $((n - nf))/$n  "
   done
 
+  # ---- end to end: a full r frame from the real PSF through the command line. Simulate
+  # (host), extract on the GPU and on the host cores, compare the two: the frame time, the
+  # pulls against the truth and the CPU-vs-GPU agreement.
+  local e2e_lines=""
+  if [ "${KSPECTER_SKIP_E2E:-0}" != 1 ] && [ -x "$cli" ] && [ -f "$stage/data/psf-r0-00067784.fits" ] && [ "$(left)" -gt 150 ]; then
+    local elog="$out/e2e.log" edir="$tmp/e2e" psf="$stage/data/psf-r0-00067784.fits"
+    mkdir -p "$edir"
+    timed() {  # label command...: runs it, then prints "<label> wall <seconds> s"
+      local label="$1" t0; shift; t0=$(date +%s.%N)
+      "$@"; local rc=$?
+      echo "$label wall $(echo "$(date +%s.%N) $t0" | awk '{printf "%.2f", $1 - $2}') s (exit $rc)"
+    }
+    {
+      echo "== simulate"; timed simulate timeout 120 "$cli" simulate --psf "$psf" -o "$edir/preproc.fits" --seed 1
+      echo "== simulate --noiseless"; timeout 120 "$cli" simulate --psf "$psf" -o "$edir/clean.fits" --seed 1 --noiseless -n 25
+      for be in cuda openmp; do
+        echo "== extract --backend $be"
+        timed "extract $be" timeout 200 "$cli" extract -i "$edir/preproc.fits" -p "$psf" -o "$edir/frame-$be.fits" --backend "$be" --log-level debug
+      done
+      echo "== extract --backend cuda, noiseless bundle"
+      timeout 100 "$cli" extract -i "$edir/clean.fits" -p "$psf" -o "$edir/clean-cuda.fits" -n 25 --backend cuda
+      echo "== compare cuda openmp"; timeout 60 "$cli" compare "$edir/frame-cuda.fits" "$edir/frame-openmp.fits"
+    } > "$elog" 2>&1
+    e2e_lines="$(grep -E '^(extracted|pull against|max \|pull|max \|divar|max \|dR|AGREE|DIFFER|simulate wall|extract (cuda|openmp) wall)' "$elog" | sed 's/^/  /')"
+    echo "---- end to end"; cat "$elog" | grep -v '^\[kspecter.*kspecter::' | tail -n 40
+  fi
+
   # ---- benchmarks
   local bench_lines=""
   if [ "${KSPECTER_SKIP_BENCH:-0}" != 1 ]; then
@@ -327,6 +354,7 @@ do_run() {
     [ -n "$discovery_failed" ] && echo "could not list their tests (each counted as one failed test): $discovery_failed"
     [ -n "$labels" ] && echo "by label:   $labels"
     if [ -n "$failed" ]; then echo "failed:"; echo "$failed" | head -n 30 | sed 's/^/  /'; fi
+    [ -n "$e2e_lines" ] && { echo "end to end (real PSF, full frame):"; echo "$e2e_lines"; }
     if [ -n "$bench_lines" ]; then echo "benchmarks:"; printf '%s' "$bench_lines"; else echo "benchmarks: none found"; fi
     echo "not run:    consumer_* (needs a compiler and the Kokkos install; the CPU CI runs it)"
     echo "wall:       $(( $(date +%s) - t0 )) s; logs in $out"
