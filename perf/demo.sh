@@ -11,3 +11,4 @@ fi
 "$exe" make-psf -o "$out/psf.fits"
 "$exe" simulate --psf "$out/psf.fits" -o "$out/preproc.fits" -n 25 --seed 1
 "$exe" extract -i "$out/preproc.fits" -p "$out/psf.fits" -o "$out/frame.fits" -n 25
+echo "demo: the frame is $out/frame.fits (kspecter compare A B compares two frames)"
