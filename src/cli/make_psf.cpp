@@ -69,7 +69,7 @@ int run_make_psf(int argc, char** argv) {
   o.psferr = args.get_double("psferr");
 
   psf::GaussHermitePsf const p = psf::make_synthetic_psf(o);  // option errors before start-up
-  Session s(argc, argv, args);
+  Session s(argc, argv, args, /*use_mpi=*/false);
   std::string const out = args.get("output");
   if (s.env->rank() == 0) io::write_psf(out, p);
   s.log.info("make-psf: wrote " + out + " (" + std::to_string(p.nfiber) + " fibers, " +

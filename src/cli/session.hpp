@@ -12,8 +12,10 @@
 namespace kspecter::cli {
 
 struct Session {
-  Session(int& argc, char**& argv, ArgParser const& args) {
+  /// `use_mpi` false: a tool that runs as one process (make-psf, simulate) skips MPI.
+  Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true) {
     parallel::EnvironmentOptions opt;
+    opt.mpi = use_mpi;
     if (args.has("threads")) opt.num_threads = args.get_int("threads");
     if (args.has("device")) opt.device_id = args.get_int("device");
     LogLevel const level = parse_log_level(args.get("log-level"));

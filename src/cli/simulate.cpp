@@ -102,7 +102,7 @@ int run_simulate(int argc, char** argv) {
     throw ParameterError("simulate: --nspec must be > 0");
   std::string const psf_arg = args.get("psf"), out = args.get("output");
 
-  Session s(argc, argv, args);
+  Session s(argc, argv, args, /*use_mpi=*/false);
   if (s.env->rank() != 0) return 0;  // one image: rank 0 makes it
   auto const t_start = std::chrono::steady_clock::now();
   StageTimes times;

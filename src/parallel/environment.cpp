@@ -29,18 +29,29 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
 #ifdef KSPECTER_HAVE_MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) {
+  if (!opt.mpi && !initialized) {
+    // Nothing to coordinate: stay out of MPI (and of what its start-up does to the process),
+    // but know the launcher's rank so that only one process of `mpiexec -n N` does the work.
+    for (char const* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+      if (char const* v = std::getenv(var)) {
+        rank_ = std::atoi(v);
+        break;
+      }
+  } else if (!initialized) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     we_initialized_mpi_ = true;
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &local_rank_);
-  MPI_Comm_size(local, &local_size_);
-  MPI_Comm_free(&local);
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
+    MPI_Comm_free(&local);
+  }
 #else
   (void)argc;
   (void)argv;
@@ -66,7 +77,9 @@ Environment::~Environment() {
 
 bool Environment::mpi_enabled() const {
 #ifdef KSPECTER_HAVE_MPI
-  return true;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  return initialized != 0;
 #else
   return false;
 #endif

@@ -9,6 +9,7 @@ namespace kspecter::parallel {
 struct EnvironmentOptions {
   int num_threads = -1;  // host threads per rank; -1: Kokkos' default
   int device_id = -1;    // GPU ordinal; -1: node-local rank modulo the GPUs on the node
+  bool mpi = true;       // false: a single-process tool that never needs MPI (size 1)
 };
 
 /// RAII owner of MPI_Init/MPI_Finalize and Kokkos::initialize/finalize. One per process.
