@@ -313,8 +313,16 @@ do_run() {
       echo "== extract --backend cuda, noiseless bundle"
       timeout 100 "$cli" extract -i "$edir/clean.fits" -p "$psf" -o "$edir/clean-cuda.fits" -n 25 --backend cuda
       echo "== compare cuda openmp"; timeout 60 "$cli" compare "$edir/frame-cuda.fits" "$edir/frame-openmp.fits"
+      if [ -n "$mpiexec" ] && [ -x "$mpiexec" ]; then
+        for np in 2 4; do  # ranks sharing the one GPU; the frame must be the 1-rank frame
+          echo "== mpiexec -n $np extract --backend cuda"
+          timed "extract cuda $np ranks" timeout 120 "$mpiexec" -n "$np" --oversubscribe -x OMP_NUM_THREADS=2 \
+            "$cli" extract -i "$edir/preproc.fits" -p "$psf" -o "$edir/frame-np$np.fits" --backend cuda --no-truth
+          echo "== compare 1 rank, $np ranks"; timeout 60 "$cli" compare --max-pull 0 "$edir/frame-cuda.fits" "$edir/frame-np$np.fits"
+        done
+      fi
     } > "$elog" 2>&1
-    e2e_lines="$(grep -E '^(extracted|pull against|max \|pull|max \|divar|max \|dR|AGREE|DIFFER|simulate wall|extract (cuda|openmp) wall)' "$elog" | sed 's/^/  /')"
+    e2e_lines="$(grep -E '^(extracted|pull against|max \|pull|max \|divar|max \|dR|AGREE|DIFFER|simulate wall|extract (cuda|openmp)[ 0-9a-z]* wall|== compare)' "$elog" | sed 's/^/  /')"
     echo "---- end to end"; cat "$elog" | grep -v '^\[kspecter.*kspecter::' | tail -n 40
   fi
 

@@ -378,9 +378,13 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   // ------------------------------------------------------------------ stitch: to the host, units, mask
   {
     StageTimer<ExecSpace> st(space, "kspecter::extract::stitch", times);
+    // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
     auto copy = [&](auto const& dv, std::vector<double>& out) {
-      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dv);
-      out.assign(h.data(), h.data() + h.span());
+      using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      using FlatDev = Kokkos::View<double const*, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      out.resize(dv.span());
+      Kokkos::deep_copy(space, Flat(out.data(), out.size()), FlatDev(dv.data(), dv.span()));
+      space.fence();
     };
     copy(d_flux, res.flux);
     copy(d_ivar, res.ivar);
