@@ -196,4 +196,18 @@ void evaluate_param(
       });
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+// Compiled once, without fused multiply-adds, in src/psf/spots_cuda.cpp, with the spots: every
+// CUDA evaluation of the PSF then rounds the same way, and as the host does within 1e-14.
+extern template void evaluate_traces<Kokkos::Cuda>(
+    Kokkos::Cuda const&, DevicePsf<Kokkos::CudaSpace> const&, int, int,
+    Kokkos::View<double const*, Kokkos::CudaSpace>,
+    Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace>&,
+    Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace>&);
+extern template void evaluate_param<Kokkos::Cuda>(
+    Kokkos::Cuda const&, DevicePsf<Kokkos::CudaSpace> const&, int, int, int,
+    Kokkos::View<double const*, Kokkos::CudaSpace>,
+    Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace>&);
+#endif
+
 }  // namespace kspecter::psf

@@ -201,6 +201,7 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
 // The CUDA spots are compiled once, in src/psf/spots_cuda.cpp, without fused multiply-adds:
 // nvcc's contraction of a*b+c moved them up to 5.8e-14 from the host's (H100 and H200);
 // without it they agree within 1e-14. The spots are ~2 % of a frame's time on the GPU.
+// evaluate_traces and evaluate_param likewise (device_psf.hpp).
 extern template void compute_spots<Kokkos::Cuda>(
     Kokkos::Cuda const&, GaussHermitePsf const&, DevicePsf<Kokkos::CudaSpace> const&, int, int,
     Kokkos::View<double const*, Kokkos::CudaSpace>, Spots<Kokkos::CudaSpace>&,
