@@ -13,6 +13,8 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 
+#include <icov_like.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -27,33 +29,7 @@
 
 namespace {
 
-// iCov = Aᵀ W A of Gaussian spots (sigma ~ 1 bin, neighbouring fibers cross-talk) with
-// random pixel weights: fibers more than 2 apart and bins more than 8 apart do not couple.
-std::vector<double> icov_like(int nfiber, int nwave, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> ud(0.5, 1.5);
-  int const n = nfiber * nwave, hw = 4;
-  std::vector<double> a(std::size_t(n) * n, 0.0);
-  std::vector<std::pair<int, double>> col;
-  for (int px = 0; px < nfiber; ++px)
-    for (int sub = 0; sub < 3; ++sub)
-      for (int py = 0; py < nwave; ++py) {
-        col.clear();
-        double const ivar = ud(gen);
-        for (int f = std::max(0, px - 1); f <= std::min(nfiber - 1, px + 1); ++f) {
-          double const xf = (f - px) * 3.0 + 1.0 - sub;
-          double const gx = std::exp(-0.5 * xf * xf / (1.1 * 1.1));
-          for (int w = std::max(0, py - hw); w <= std::min(nwave - 1, py + hw); ++w) {
-            double const dy = py - w + 0.07 * (f + 1);
-            col.push_back({f * nwave + w, gx * std::exp(-0.5 * dy * dy / (0.9 * 0.9))});
-          }
-        }
-        for (auto const& [i, vi] : col)
-          for (auto const& [j, vj] : col) a[std::size_t(i) * n + j] += ivar * vi * vj;
-      }
-  for (int i = 0; i < n; ++i) a[std::size_t(i) * n + i] += 1e-15;
-  return a;
-}
+using kspecter::test::icov_like;  // tests/support/icov_like.hpp
 
 struct Stat {
   double best = 1e300, median = 0;
