@@ -373,6 +373,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       }
     }
     for (auto& pd : pds) res.debug.push_back(std::move(pd));
+    if (opt.on_batch_done) {
+      space.fence();
+      opt.on_batch_done(batch.bundle_end, static_cast<int>(plan.bundles.size()));
+    }
   }
 
   // ------------------------------------------------------------------ stitch: to the host, units, mask

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct ExtractOptions {
   /// patch plan, see patch_plan.hpp); -1: none; -2: every patch (small frames only: n x n
   /// doubles per patch go to the host).
   int debug_patch = -1;
+  /// Progress: called on the calling thread after each device batch with the bundles done so
+  /// far and the bundles of the frame (logging, ETAs). Empty: nobody listens.
+  std::function<void(int bundles_done, int bundles_total)> on_batch_done;
 
   /// Effective wavelength padding in bins: wavepad + int(wavepad * wavepad_frac).
   int effective_wavepad() const { return wavepad + static_cast<int>(wavepad * wavepad_frac); }
