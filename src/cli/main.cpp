@@ -3,6 +3,7 @@
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/version.hpp>
+#include <kspecter/parallel/environment.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -54,7 +55,9 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc, argv);
     } catch (kspecter::ParameterError const& e) {
-      std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
+      // Every rank of an MPI job reads the same arguments: one of them reports.
+      if (kspecter::parallel::launcher_rank() == 0)
+        std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
       return 2;
     } catch (std::exception const& e) {
       std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());

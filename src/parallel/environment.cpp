@@ -8,7 +8,12 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 namespace kspecter::parallel {
 
@@ -23,7 +28,27 @@ int visible_gpus() {
   return 0;
 #endif
 }
+// Host threads for a rank that was given none: the cores it may run on, shared with the other
+// ranks of the node when the launcher did not bind them apart (no oversubscription).
+int default_threads(int local_size) {
+  if (std::getenv("OMP_NUM_THREADS")) return -1;  // the user chose: Kokkos/OpenMP obey it
+  int const node = static_cast<int>(std::thread::hardware_concurrency());
+  int allowed = node;
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = CPU_COUNT(&set);
+#endif
+  if (allowed <= 0) return -1;
+  if (allowed < node || local_size <= 1) return allowed;  // bound by the launcher, or alone
+  return std::max(1, allowed / local_size);
+}
 }  // namespace
+
+int launcher_rank() {
+  for (char const* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (char const* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
 
 Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt) {
 #ifdef KSPECTER_HAVE_MPI
@@ -32,11 +57,7 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
   if (!opt.mpi && !initialized) {
     // Nothing to coordinate: stay out of MPI (and of what its start-up does to the process),
     // but know the launcher's rank so that only one process of `mpiexec -n N` does the work.
-    for (char const* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
-      if (char const* v = std::getenv(var)) {
-        rank_ = std::atoi(v);
-        break;
-      }
+    rank_ = launcher_rank();
   } else if (!initialized) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -57,7 +78,7 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
   (void)argv;
 #endif
   compat::InitOptions k;
-  k.num_threads = opt.num_threads;
+  k.num_threads = opt.num_threads > 0 ? opt.num_threads : default_threads(local_size_);
   k.device_id = opt.device_id;
   if (k.device_id < 0) {
     int const ngpu = visible_gpus();

@@ -7,10 +7,16 @@
 namespace kspecter::parallel {
 
 struct EnvironmentOptions {
-  int num_threads = -1;  // host threads per rank; -1: Kokkos' default
+  int num_threads = -1;  // host threads per rank; -1: OMP_NUM_THREADS when set, else the
+                         // cores this rank may use, shared among the node's unbound ranks
   int device_id = -1;    // GPU ordinal; -1: node-local rank modulo the GPUs on the node
   bool mpi = true;       // false: a single-process tool that never needs MPI (size 1)
 };
+
+/// This process's rank as the launcher (mpiexec, srun) announces it in the environment, 0
+/// when none does. Known before MPI is up: lets one process of a job speak for all of them
+/// about errors every rank sees alike (bad arguments).
+int launcher_rank();
 
 /// RAII owner of MPI_Init/MPI_Finalize and Kokkos::initialize/finalize. One per process.
 class Environment {
