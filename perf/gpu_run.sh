@@ -4,6 +4,8 @@
 #   perf/gpu_run.sh prepare [--no-build] [--jobs N]   # here: CUDA Kokkos + kspecter, then stage
 #   perf/gpu_run.sh stage                             # here: stage an existing build only
 #   perf/gpu_run.sh run                               # there, from the repository root
+#   perf/gpu_run.sh scaling [scaling.sh args]         # there: the strong-scaling exposure
+#   perf/gpu_run.sh sanitize                          # there: compute-sanitizer on CUDA tests
 #
 # prepare: cmake/bootstrap-deps.sh --backend cuda, configure + build $KSPECTER_GPU_BUILD
 #   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage.
@@ -244,6 +246,11 @@ do_run() {
   cat "$tmp/info.txt" >> "$sys"
   echo "---- kspecter info"; sed -n '/== kspecter info/,/(exit/p' "$tmp/info.txt"
 
+  case "$mode" in
+    scaling) device_scaling "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
+    sanitize) device_sanitize "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
+  esac
+
   # ---- tests
   local ctest_rc=0 ctest_log="$out/ctest.log"
   local junit=(); ctest --help 2>/dev/null | grep -q -- '--output-junit' && junit=(--output-junit "$out/ctest-junit.xml")
@@ -372,9 +379,64 @@ do_run() {
   [ "$ctest_rc" = 0 ] && [ "$info_rc" = 0 ]
 }
 
+# The exposure of perf/scaling.sh extracted at 1, 2, 4 ... GPUs (one rank per GPU, ranks
+# unbound so that each rank's I/O thread has cores of its own). Arguments go to scaling.sh.
+device_scaling() {
+  local ngpu; ngpu="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+  local ranks="${KSPECTER_SCALING_RANKS:-}"
+  if [ -z "$ranks" ]; then for n in 1 2 4 8; do [ "$n" -le "$ngpu" ] && ranks+="$n "; done; fi
+  echo "---- scaling on $ngpu GPU(s), ranks: $ranks"
+  bash "$root/perf/scaling.sh" --kspecter "$cli" --out "$out" --ranks "$ranks" --backend cuda \
+    --psf-r "$stage/data/psf-r0-00067784.fits" --mpiexec "$mpiexec" \
+    --mpi-args "--oversubscribe --bind-to none" --sim-jobs 8 "$@"
+}
+
+# compute-sanitizer (memcheck, racecheck, initcheck) over every CUDA test executable and a
+# one-bundle extraction of the real PSF; a tool's findings fail it (--error-exitcode).
+# KSPECTER_SANITIZE_TOOLS, KSPECTER_SANITIZE_FILTER (a gtest filter) narrow it.
+device_sanitize() {
+  local cs; cs="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)"
+  [ -n "$cs" ] || { echo "no compute-sanitizer on this machine"; return 1; }
+  local slog="$out/sanitize" exes tool e rc all=0 psf="$stage/data/psf-r0-00067784.fits"
+  mkdir -p "$slog"
+  exes="$(find "$bdir/tests" -type f -perm -u+x -name '*_cuda' | sort)"
+  "$cs" --version | tail -n1
+  # A small real frame for the CLI: one bundle of the real PSF, 150 bins.
+  if [ -f "$psf" ]; then
+    timeout 120 "$cli" simulate --log-level quiet --psf "$psf" -o "$tmp/san.fits" -n 25 --seed 3 -w 6000,6120,0.8 || true
+  fi
+  for tool in ${KSPECTER_SANITIZE_TOOLS:-memcheck racecheck initcheck}; do
+    local extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
+    local pids=() names=()
+    for e in $exes; do
+      ( cd "$(dirname "$e")" && timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" \
+          "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
+          "$e" --gtest_filter="${KSPECTER_SANITIZE_FILTER:-*}" ) > "$slog/$tool-$(basename "$e").log" 2>&1 &
+      pids+=($!); names+=("$(basename "$e")")
+    done
+    if [ -f "$tmp/san.fits" ]; then
+      timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+        --print-limit 20 "$cli" extract -i "$tmp/san.fits" -p "$psf" -o "$tmp/san-$tool.h5" -n 25 -w 6000,6120,0.8 \
+        --backend cuda --no-truth > "$slog/$tool-kspecter_extract.log" 2>&1 &
+      pids+=($!); names+=(kspecter_extract)
+    fi
+    local i
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}"; rc=$?
+      local log="$slog/$tool-${names[$i]}.log" verdict
+      local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
+      local tests_line; tests_line="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -n1)"
+      case $rc in 0) verdict=clean ;; 99) verdict=FINDINGS ;; 124|137) verdict=TIMEOUT ;; *) verdict="exit $rc" ;; esac
+      [ "$rc" = 0 ] || all=1
+      printf '%-10s %-28s %-9s %s %s\n' "$tool" "${names[$i]}" "$verdict" "${summary_line:-}" "${tests_line:-}" | tee -a "$out/summary.txt"
+    done
+  done
+  return $all
+}
+
 case "$mode" in
   prepare) do_build "$@" ;;
   stage)   do_stage ;;
-  run)     do_run ;;
-  *) sed -n '2,27p' "$0"; exit 2 ;;
+  run|scaling|sanitize) do_run "$@" ;;
+  *) sed -n '2,29p' "$0"; exit 2 ;;
 esac
