@@ -8,11 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <sched.h>
 #include <unistd.h>
 
 namespace {
@@ -198,6 +200,28 @@ TEST_F(ExtractBatch, malformed_lists_are_refused_before_any_work) {
   r = run(exe + " extract -p " + path("psf.fits") + " -o " + path("x.fits") + " " + layout);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--input is required (or --batch)"), std::string::npos) << r.out;
+}
+
+// Unbound ranks of one node divide its cores among them (OpenMP threads per rank) unless the
+// user set OMP_NUM_THREADS: no oversubscription by default.
+TEST(ExtractRanks, unbound_ranks_share_the_node_cores) {
+#ifndef KSPECTER_MPIEXEC
+  GTEST_SKIP() << "built without MPI";
+#else
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  int const cores = CPU_COUNT(&set);
+  std::string const launch = std::string(KSPECTER_MPIEXEC) + " --oversubscribe --bind-to none -n 2 ";
+  auto r = run("env -u OMP_NUM_THREADS " + launch + exe + " info");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("concurrency +([0-9]+)"))) << r.out;
+  EXPECT_EQ(std::stoi(m[1]), std::max(1, cores / 2)) << r.out;
+  r = run("OMP_NUM_THREADS=3 " + launch + "-x OMP_NUM_THREADS " + exe + " info");
+  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("concurrency +([0-9]+)"))) << r.out;
+  EXPECT_EQ(std::stoi(m[1]), 3) << "OMP_NUM_THREADS wins\n" << r.out;
+#endif
 }
 
 }  // namespace
