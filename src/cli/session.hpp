@@ -12,11 +12,19 @@
 namespace kspecter::cli {
 
 struct Session {
+  static constexpr int max_threads = 512;
   /// `use_mpi` false: a tool that runs as one process (make-psf, simulate) skips MPI.
   Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true) {
     parallel::EnvironmentOptions opt;
     opt.mpi = use_mpi;
-    if (args.has("threads")) opt.num_threads = args.get_int("threads");
+    if (args.has("threads")) {
+      // Kokkos 3.4's OpenMP backend keeps its threads in a fixed pool of 512 and crashes
+      // beyond it; 0 or less would leave Kokkos without a thread.
+      opt.num_threads = args.get_int("threads");
+      if (opt.num_threads < 1 || opt.num_threads > max_threads)
+        throw ParameterError("--threads must be in 1.." + std::to_string(max_threads) + ", got " +
+                             args.get("threads"));
+    }
     if (args.has("device")) opt.device_id = args.get_int("device");
     LogLevel const level = parse_log_level(args.get("log-level"));
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
