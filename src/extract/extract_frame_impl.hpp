@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels.hpp"
+#include "out_of_memory.hpp"
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
@@ -12,6 +13,7 @@
 #include <kspecter/solve/batched.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -342,7 +344,9 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                               qm2);
       res.stats.quality_macs += qm + qm2;
 
-      if (opt.model) {
+      // The model of a bundle cut into slices waits for its last slice, when every patch of
+      // its fibers has its solution.
+      if (opt.model && batch.completes_bundles) {
         // Requested spectra of this batch: fibers [fa, fb) of the PSF.
         int const fa = std::max(batch.fiber_begin, plan.specmin);
         int const fb = std::min(batch.fiber_end, plan.specmin + nspec);
@@ -375,7 +379,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     for (auto& pd : pds) res.debug.push_back(std::move(pd));
     if (opt.on_batch_done) {
       space.fence();
-      opt.on_batch_done(batch.bundle_end, static_cast<int>(plan.bundles.size()));
+      opt.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
+                        static_cast<int>(plan.bundles.size()));
     }
   }
 
@@ -409,6 +414,31 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     for (auto& v : res.ivar) v *= dw * dw;
 
     std::size_t const nb = std::size_t(nspec) * std::size_t(nwave);
+    // Frames are float32: a bin whose numbers do not fit there (pixels near the float limit)
+    // is unusable and is flagged like a failed patch (ivar = 0, BAD2DFIT, identity
+    // resolution), never written as Inf. chi2pix is capped; the model image too.
+    std::vector<char> overflow(nb, 0);
+    {
+      auto fits = [](double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); };
+      int const nd = 2 * ndiag + 1;
+      auto rd = [&](int s, int k, int w) -> double& {
+        return res.resolution[(std::size_t(s) * nd + std::size_t(k)) * nwave + std::size_t(w)];
+      };
+      for (int s = 0; s < nspec; ++s)
+        for (int w = 0; w < nwave; ++w) {
+          std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
+          bool ok = fits(res.flux[i]) && fits(res.ivar[i]) && fits(res.deconvolved_flux[i]);
+          for (int k = 0; k < nd; ++k) ok = ok && fits(rd(s, k, w));
+          if (!ok) {
+            overflow[i] = 1;
+            res.flux[i] = res.ivar[i] = res.deconvolved_flux[i] = 0;
+            for (int k = 0; k < nd; ++k) rd(s, k, w) = k == ndiag ? 1.0 : 0.0;
+          }
+          if (!(res.chi2pix[i] <= double(FLT_MAX))) res.chi2pix[i] = double(FLT_MAX);
+        }
+      for (auto& v : res.model)
+        if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
+    }
     res.mask.assign(nb, 0u);
     std::vector<double> med_fiber, med_wave;
     if (opt.bad2dfit_median_factor > 0) {
@@ -437,7 +467,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         if (opt.bad2dfit_median_factor > 0 && c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
             c2 > opt.bad2dfit_median_factor * med_wave[std::size_t(w)])
           mk |= specmask::BAD2DFIT;
-        if (failed(s, w)) mk |= specmask::BAD2DFIT;
+        if (failed(s, w) || overflow[i]) mk |= specmask::BAD2DFIT;
         res.mask[i] = mk;
       }
     }
@@ -451,12 +481,26 @@ FrameResult extract_frame_impl(ExecSpace const& space,
 
 namespace kspecter::extract {
 
+// When the device runs out of memory (the budget is an estimate, and other processes may hold
+// part of the device), the extraction starts again with batches half as big, down to one
+// patch per batch; every View of the failed try is freed by then. Batching changes no
+// number, so the frame is the one a smaller budget would have given.
 template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space, SpotProvider<typename ExecSpace::memory_space> const& spots,
                           SpotGeometry const& geometry, ImageView<typename ExecSpace::memory_space> image,
                           ImageView<typename ExecSpace::memory_space> ivar, ExtractOptions const& opt,
                           StageTimes* times) {
-  return detail::extract_frame_impl(space, spots, geometry, image, ivar, opt, times);
+  ExtractOptions o = opt;
+  for (;;) {
+    try {
+      return detail::extract_frame_impl(space, spots, geometry, image, ivar, o, times);
+    } catch (std::exception const& e) {
+      if (!detail::is_out_of_memory(e)) throw;
+      auto const budget = detail::smaller_budget(o, geometry);
+      if (!budget) throw detail::out_of_memory_error(e, opt.memory_budget, o.memory_budget);
+      o.memory_budget = *budget;
+    }
+  }
 }
 
 }  // namespace kspecter::extract

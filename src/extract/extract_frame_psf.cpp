@@ -1,7 +1,11 @@
 // extract_frame with the spots of a GaussHermite PSF, for every backend of the build. Kept
 // apart from the spot-provider form so that the latter links without psf/.
+#include "out_of_memory.hpp"
+
 #include <kspecter/extract/frame.hpp>
 #include <kspecter/psf/spots.hpp>
+
+#include <string>
 
 namespace kspecter::extract {
 
@@ -24,7 +28,13 @@ FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& ps
                           ImageView<typename ExecSpace::memory_space> ivar, ExtractOptions const& opt,
                           StageTimes* times) {
   using mem = typename ExecSpace::memory_space;
-  auto const dpsf = psf::to_device(space, psf);
+  psf::DevicePsf<mem> dpsf;
+  try {
+    dpsf = psf::to_device(space, psf);
+  } catch (std::exception const& e) {
+    if (!detail::is_out_of_memory(e)) throw;
+    throw Error("extract: out of device memory for the PSF's coefficients: " + detail::failure_text(e));
+  }
   // The padded grid reaches wavepad bins below wmin and wavepad + nwavestep above wmax:
   // extrapolate there (extract_frame checks that the output grid itself is inside the PSF).
   SpotProvider<mem> provider = [&](int fiber_begin, int nfiber, Kokkos::View<const double*, mem> wave,

@@ -2,6 +2,7 @@
 #include <kspecter/extract/options.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace kspecter::extract {
@@ -11,7 +12,9 @@ std::vector<double> ExtractOptions::wavelengths() const {
   std::vector<double> w;
   if (!(dw > 0) || !(wmax >= wmin)) return w;
   double const stop = wmax + 0.5 * dw;
-  long const n = static_cast<long>(std::ceil((stop - wmin) / dw));
+  double const count = std::ceil((stop - wmin) / dw);
+  if (!(count <= max_bins)) return w;  // validate() says why
+  long const n = static_cast<long>(count);
   w.reserve(static_cast<std::size_t>(n));
   for (long i = 0; i < n; ++i) w.push_back(wmin + static_cast<double>(i) * dw);
   return w;
@@ -29,6 +32,13 @@ void ExtractOptions::validate(int nfiber) const {
   require(dw > 0, "wavelength step dw must be > 0, got " + std::to_string(dw));
   require(wmax >= wmin, "wmax (" + std::to_string(wmax) + ") must be >= wmin (" +
                             std::to_string(wmin) + ")");
+  double const nbins = std::ceil((wmax + 0.5 * dw - wmin) / dw);
+  if (!(nbins <= max_bins)) {
+    char m[200];
+    std::snprintf(m, sizeof m, "the wavelength grid %g .. %g in steps of %g would have %.3g bins; at most %d are supported",
+                  wmin, wmax, dw, nbins, max_bins);
+    require(false, m);
+  }
   require(specmin >= 0 && specmin < nfiber,
           "specmin " + std::to_string(specmin) + " outside the PSF's fibers 0.." +
               std::to_string(nfiber - 1));
@@ -40,9 +50,15 @@ void ExtractOptions::validate(int nfiber) const {
   require(nsubbundles >= 1 && nsubbundles <= bundlesize,
           "nsubbundles must be in 1..bundlesize (" + std::to_string(bundlesize) + "), got " +
               std::to_string(nsubbundles));
-  require(nwavestep >= 1, "nwavestep must be >= 1");
-  require(wavepad >= 0, "wavepad must be >= 0");
-  require(wavepad_frac >= 0 && std::isfinite(wavepad_frac), "wavepad_frac must be >= 0");
+  require(nwavestep >= 1 && nwavestep <= max_bins,
+          "nwavestep must be in 1.." + std::to_string(max_bins) + ", got " + std::to_string(nwavestep));
+  require(wavepad >= 0 && wavepad <= max_bins,
+          "wavepad must be in 0.." + std::to_string(max_bins) + ", got " + std::to_string(wavepad));
+  // effective_wavepad() converts wavepad * wavepad_frac to int: bound it first.
+  require(wavepad_frac >= 0 && double(wavepad) * wavepad_frac <= max_bins,
+          "wavepad_frac must be >= 0 and wavepad x wavepad_frac at most " +
+              std::to_string(max_bins) + ", got " + std::to_string(wavepad_frac) + " (wavepad " +
+              std::to_string(wavepad) + ")");
   require(pixpad_frac >= 0 && pixpad_frac <= 1, "pixpad_frac must be in [0, 1]");
   require(regularize >= 0 && std::isfinite(regularize), "regularize must be >= 0");
   require(std::isfinite(psferr), "psferr must be finite");

@@ -1,10 +1,30 @@
+#include "byte_size.hpp"
+
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace kspecter::extract {
+
+namespace {
+
+// Byte counts that saturate instead of wrapping: absurd options must compare as too big.
+std::size_t sat_mul(std::size_t a, std::size_t b) {
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return std::numeric_limits<std::size_t>::max();
+  return a * b;
+}
+std::size_t sat_add(std::size_t a, std::size_t b) {
+  return b > std::numeric_limits<std::size_t>::max() - a ? std::numeric_limits<std::size_t>::max() : a + b;
+}
+
+// Patches hold n = fiber slots x padded bins unknowns and an n x n matrix: beyond this the
+// options are a typo (a DESI patch has 518), and the int indices of the kernels would wrap.
+constexpr long long max_unknowns = 1000000;
+
+}  // namespace
 
 int PatchPlan::patch_of(int fiber, int iwave) const {
   for (std::size_t i = 0; i < patches.size(); ++i) {
@@ -23,9 +43,13 @@ BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_n
   std::size_t const slots = static_cast<std::size_t>(plan.nfiber_slots);
   std::size_t const spot = static_cast<std::size_t>(spot_ny) * static_cast<std::size_t>(spot_nx);
   BatchFootprint f;
-  // Spots (values, corners) of a bundle's fibers over the padded grid.
-  f.per_bundle_fixed = static_cast<std::size_t>(bundlesize) * plan.full_wave.size() *
-                       (spot * d + 2 * sizeof(int));
+  // Spots (values, corners) of a bundle's fibers over the padded grid (a bundle never holds
+  // more fibers than the PSF, whatever bundlesize says).
+  int fibers = 0;
+  for (auto const& b : plan.bundles) fibers = std::max(fibers, b.fiber_end - b.fiber_begin);
+  if (plan.bundles.empty()) fibers = bundlesize;
+  f.per_bundle_fixed = sat_mul(static_cast<std::size_t>(fibers) * plan.full_wave.size(),
+                               spot * d + 2 * sizeof(int));
   // Patch matrix, right-hand side / solution, fluxweight, diagonal blocks of the covariance,
   // the core blocks' inverse square roots, and the quality pixel buffers. The pixel window is
   // not known before the spots are: assume up to 2 rows per bin plus a spot, and a spot plus
@@ -36,6 +60,12 @@ BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_n
                 static_cast<std::size_t>(plan.ncore_slots) * m * m * d +
                 win_rows * win_cols * d + slots * win_rows * 2 * sizeof(int) + 256;
   return f;
+}
+
+std::size_t batch_bytes(Batch const& batch, BatchFootprint const& fp) {
+  std::size_t const bundles = static_cast<std::size_t>(batch.bundle_end - batch.bundle_begin);
+  std::size_t const patches = static_cast<std::size_t>(batch.patch_end - batch.patch_begin);
+  return sat_add(sat_mul(bundles, fp.per_bundle_fixed), sat_mul(patches, fp.per_patch));
 }
 
 PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx) {
@@ -91,10 +121,24 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
       }
     }
   }
-  plan.n = plan.nfiber_slots * plan.nwave_pad;
+  long long const unknowns = static_cast<long long>(plan.nfiber_slots) * plan.nwave_pad;
+  if (unknowns > max_unknowns)
+    throw ParameterError("extract: a patch would solve " + std::to_string(unknowns) + " unknowns (" +
+                         std::to_string(plan.nfiber_slots) + " fibers x " + std::to_string(plan.nwave_pad) +
+                         " bins: nwavestep + 2 x padding); at most " + std::to_string(max_unknowns) +
+                         " are supported: lower nwavestep, wavepad or the fibers per subbundle");
+  plan.n = static_cast<int>(unknowns);
 
-  // Batches: consecutive bundles while the estimated footprint fits the budget.
+  // Batches: consecutive bundles while the estimated footprint fits the budget; a bundle too
+  // big alone is cut into slices of as many of its patches as fit (each slice makes the
+  // bundle's spots again). Patches are independent, so the slicing does not change a number.
   BatchFootprint const fp = batch_footprint(plan, bs, spot_ny, spot_nx);
+  std::size_t const one_patch = sat_add(fp.per_bundle_fixed, fp.per_patch);
+  if (one_patch > opt.memory_budget)
+    throw ParameterError("extract: the memory budget of " + detail::byte_size(opt.memory_budget) +
+                         " cannot hold one patch: the spots of its bundle take " + detail::byte_size(fp.per_bundle_fixed) +
+                         " and the patch " + detail::byte_size(fp.per_patch) + " (" + detail::byte_size(one_patch) +
+                         " in all); raise the memory budget (--memory-budget) or make patches smaller (nwavestep, wavepad)");
   int const nb = static_cast<int>(plan.bundles.size());
   std::vector<int> first_patch(static_cast<std::size_t>(nb + 1), static_cast<int>(plan.patches.size()));
   for (int i = static_cast<int>(plan.patches.size()) - 1; i >= 0; --i)
@@ -102,24 +146,37 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   for (int b = nb - 1; b >= 0; --b)
     first_patch[static_cast<std::size_t>(b)] =
         std::min(first_patch[static_cast<std::size_t>(b)], first_patch[static_cast<std::size_t>(b + 1)]);
+  auto bundle_bytes = [&](int b) {
+    std::size_t const np = static_cast<std::size_t>(first_patch[static_cast<std::size_t>(b + 1)] -
+                                                    first_patch[static_cast<std::size_t>(b)]);
+    return sat_add(fp.per_bundle_fixed, sat_mul(np, fp.per_patch));
+  };
   int b = 0;
   while (b < nb) {
     Batch batch;
     batch.bundle_begin = b;
+    batch.fiber_begin = plan.bundles[static_cast<std::size_t>(b)].fiber_begin;
+    if (bundle_bytes(b) > opt.memory_budget) {
+      std::size_t const per_slice = (opt.memory_budget - fp.per_bundle_fixed) / fp.per_patch;  // >= 1
+      int const p1 = first_patch[static_cast<std::size_t>(b + 1)];
+      batch.bundle_end = b + 1;
+      batch.fiber_end = plan.bundles[static_cast<std::size_t>(b)].fiber_end;
+      for (int p = first_patch[static_cast<std::size_t>(b)]; p < p1;) {
+        batch.patch_begin = p;
+        batch.patch_end = static_cast<int>(std::min<std::size_t>(std::size_t(p1), std::size_t(p) + per_slice));
+        batch.completes_bundles = batch.patch_end == p1;
+        plan.batches.push_back(batch);
+        p = batch.patch_end;
+      }
+      ++b;
+      continue;
+    }
     std::size_t bytes = 0;
     int e = b;
-    while (e < nb) {
-      std::size_t const np = static_cast<std::size_t>(first_patch[static_cast<std::size_t>(e + 1)] -
-                                                      first_patch[static_cast<std::size_t>(e)]);
-      std::size_t const add = fp.per_bundle_fixed + np * fp.per_patch;
-      if (e > b && bytes + add > opt.memory_budget) break;
-      bytes += add;
-      ++e;
-    }
+    while (e < nb && bundle_bytes(e) <= opt.memory_budget - bytes) bytes += bundle_bytes(e++);
     batch.bundle_end = e;
     batch.patch_begin = first_patch[static_cast<std::size_t>(b)];
     batch.patch_end = first_patch[static_cast<std::size_t>(e)];
-    batch.fiber_begin = plan.bundles[static_cast<std::size_t>(b)].fiber_begin;
     batch.fiber_end = plan.bundles[static_cast<std::size_t>(e - 1)].fiber_end;
     plan.batches.push_back(batch);
     b = e;

@@ -590,17 +590,27 @@ TEST(TEST_CATEGORY, extract_reruns_are_bitwise_identical) {
   EXPECT_EQ(a.stats.assembly_macs, b.stats.assembly_macs);
 }
 
-// A small memory budget splits the frame into one batch per bundle with the same numbers.
+// A small memory budget splits the frame into one batch per bundle, a smaller one into slices
+// of a bundle's patches, with the same numbers.
 TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   Toy t(30, 60);
   t.add_noise(17);
   FrameResult const a = run(t.psf, t.image, t.ivar, t.opt);
-  t.opt.memory_budget = 1;
+  PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
+  BatchFootprint const fp = batch_footprint(plan, t.opt.bundlesize, t.psf.spot_ny(), t.psf.spot_nx());
+  t.opt.memory_budget = fp.per_bundle_fixed + fp.per_patch;  // one patch per batch
+  FrameResult const c = run(t.psf, t.image, t.ivar, t.opt);
+  t.opt.memory_budget = fp.per_bundle_fixed + 10 * fp.per_patch;  // the first bundle's 10 patches
   FrameResult const b = run(t.psf, t.image, t.ivar, t.opt);
   EXPECT_EQ(a.stats.nbatch, 1);
   EXPECT_EQ(b.stats.nbatch, 2);
-  EXPECT_EQ(std::memcmp(a.flux.data(), b.flux.data(), a.flux.size() * sizeof(double)), 0);
-  EXPECT_EQ(std::memcmp(a.ivar.data(), b.ivar.data(), a.ivar.size() * sizeof(double)), 0);
+  EXPECT_EQ(c.stats.nbatch, a.stats.npatch);
+  for (FrameResult const* r : {&b, &c}) {
+    EXPECT_EQ(std::memcmp(a.flux.data(), r->flux.data(), a.flux.size() * sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(a.ivar.data(), r->ivar.data(), a.ivar.size() * sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(a.resolution.data(), r->resolution.data(), a.resolution.size() * sizeof(double)), 0);
+    EXPECT_EQ(a.mask, r->mask);
+  }
 }
 
 // ---------------------------------------------------------------------------------------

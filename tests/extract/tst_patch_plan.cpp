@@ -99,18 +99,44 @@ TEST(extract_plan, batches_respect_the_budget) {
   auto o = desi_r();
   PatchPlan const big = make_patch_plan(o, 500, 11, 17);
   EXPECT_GE(big.batches.size(), 2u);  // 4 GiB does not hold a whole r frame
-  o.memory_budget = 1;  // below one bundle: one bundle per batch
+  BatchFootprint const fp = batch_footprint(big, o.bundlesize, 11, 17);
+  for (auto const& b : big.batches) EXPECT_LE(batch_bytes(b, fp), o.memory_budget);
+  o.memory_budget = fp.per_bundle_fixed + 235 * fp.per_patch;  // one bundle per batch
   PatchPlan const p = make_patch_plan(o, 500, 11, 17);
   ASSERT_EQ(p.batches.size(), 20u);
   int patches = 0;
   for (auto const& b : p.batches) {
     EXPECT_EQ(b.bundle_end - b.bundle_begin, 1);
     EXPECT_EQ(b.fiber_end - b.fiber_begin, 25);
+    EXPECT_TRUE(b.completes_bundles);
     patches += b.patch_end - b.patch_begin;
   }
   EXPECT_EQ(patches, 4700);
   o.memory_budget = std::size_t(1) << 40;
   EXPECT_EQ(make_patch_plan(o, 500, 11, 17).batches.size(), 1u);
+}
+
+// Below one bundle, a bundle is cut into slices of the patches that fit, in order; below one
+// patch (with its bundle's spots) the budget is refused.
+TEST(extract_plan, bundles_too_big_for_the_budget_are_sliced) {
+  auto o = desi_r();
+  BatchFootprint const fp = batch_footprint(make_patch_plan(o, 500, 11, 17), o.bundlesize, 11, 17);
+  o.memory_budget = fp.per_bundle_fixed + 100 * fp.per_patch;
+  PatchPlan const p = make_patch_plan(o, 500, 11, 17);
+  ASSERT_EQ(p.batches.size(), 60u);  // 235 patches per bundle: 100 + 100 + 35
+  int next = 0;
+  for (std::size_t i = 0; i < p.batches.size(); ++i) {
+    Batch const& b = p.batches[i];
+    EXPECT_EQ(b.patch_begin, next);
+    EXPECT_EQ(b.bundle_end, b.bundle_begin + 1);
+    EXPECT_EQ(b.patch_end - b.patch_begin, i % 3 == 2 ? 35 : 100);
+    EXPECT_EQ(b.completes_bundles, i % 3 == 2);
+    EXPECT_LE(batch_bytes(b, fp), o.memory_budget);
+    next = b.patch_end;
+  }
+  EXPECT_EQ(next, 4700);
+  o.memory_budget = fp.per_bundle_fixed + fp.per_patch - 1;
+  EXPECT_THROW(make_patch_plan(o, 500, 11, 17), ParameterError);
 }
 
 TEST(extract_plan, invalid_options_throw) {

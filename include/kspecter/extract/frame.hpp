@@ -62,7 +62,8 @@ struct FrameResult {
   std::vector<std::uint32_t> mask;     // [nspec][nwave], specmask bits (mask_bits.hpp):
                                        //   ivar == 0: SOMEBADPIX; pixmask_fraction > 0.5:
                                        //   SOMEBADPIX; pixmask_fraction == 1: ALLBADPIX;
-                                       //   chi2pix over threshold or failed patch: BAD2DFIT
+                                       //   chi2pix over threshold, failed patch or numbers
+                                       //   beyond float32: BAD2DFIT
   std::vector<double> deconvolved_flux;  // [nspec][nwave], f / dw: the unconvolved solution
   int model_nx = 0, model_ny = 0;
   std::vector<double> model;           // [ny][nx], electrons: sum over kept bins with ivar > 0
@@ -93,8 +94,12 @@ struct SpotGeometry {
 /// whose image value is not finite, are ignored (weight 0). Stage times are added to `times`
 /// under kspecter::extract::{spots, plan, assembly, factorisation, covariance, decorrelation,
 /// quality, stitch} (each a fenced profiling region; plan includes the pixel weights).
-/// Throws ParameterError for invalid options, a size mismatch or a wavelength range outside
-/// the PSF.
+/// Throws ParameterError for invalid options, a size mismatch, a wavelength range outside
+/// the PSF or a memory budget below one patch. When an allocation fails (std::bad_alloc, or
+/// Kokkos' "failed to allocate memory"), it starts again with batches half as big, which
+/// changes no number, and throws Error saying what did not fit once one patch per batch
+/// fails too. Bins whose numbers do not fit a float32 frame (pixels near the float limit)
+/// come out like those of a failed patch: ivar = 0, BAD2DFIT, identity resolution.
 template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space,
                           SpotProvider<typename ExecSpace::memory_space> const& spots,

@@ -38,7 +38,9 @@ struct ExtractOptions {
 
   // ---- resources
   /// Device memory the batch buffers may use (bytes). Bundles are grouped into batches that
-  /// fit; a single bundle is always allowed, whatever its size.
+  /// fit; a bundle too big alone is cut into runs of its patches that fit, and a budget below
+  /// one patch (with its bundle's spots) is a ParameterError. When an allocation fails all
+  /// the same (a device shared with others), extract_frame retries with smaller batches.
   std::size_t memory_budget = std::size_t(4) << 30;
   /// Debugging and testing: keep every intermediate of this patch (index into the frame's
   /// patch plan, see patch_plan.hpp); -1: none; -2: every patch (small frames only: n x n
@@ -47,6 +49,10 @@ struct ExtractOptions {
   /// Progress: called on the calling thread after each device batch with the bundles done so
   /// far and the bundles of the frame (logging, ETAs). Empty: nobody listens.
   std::function<void(int bundles_done, int bundles_total)> on_batch_done;
+
+  /// Largest wavelength grid, padding and patch step accepted, in bins (a full DESI camera
+  /// has ~2600): beyond it a grid is a typo, and its sizes would overflow.
+  static constexpr int max_bins = 1000000;
 
   /// Effective wavelength padding in bins: wavepad + int(wavepad * wavepad_frac).
   int effective_wavepad() const { return wavepad + static_cast<int>(wavepad * wavepad_frac); }

@@ -25,11 +25,14 @@ struct Patch {
   int nkeep = 0;        // core bins written to the frame (nwavestep, fewer in the last block)
 };
 
-/// A contiguous run of bundles whose patches go through the device together.
+/// A contiguous run of bundles whose patches go through the device together, or, when one
+/// bundle does not fit the memory budget, a contiguous run of that bundle's patches (a slice:
+/// bundle_end = bundle_begin + 1, and the bundle's spots are made again for each slice).
 struct Batch {
   int bundle_begin = 0, bundle_end = 0;  // [begin, end) into PatchPlan::bundles
   int patch_begin = 0, patch_end = 0;    // [begin, end) into PatchPlan::patches
   int fiber_begin = 0, fiber_end = 0;    // PSF rows whose spots the batch needs
+  bool completes_bundles = true;         // false for a slice whose bundle goes on in the next batch
 };
 
 struct Bundle {
@@ -64,10 +67,14 @@ struct BatchFootprint {
 };
 
 /// Builds the plan. `nfiber` = fibers of the PSF; spot_ny/spot_nx = spot size. Throws
-/// ParameterError on invalid options.
+/// ParameterError on invalid options, on patches too large to be plausible, and when the
+/// memory budget cannot hold one patch and the spots of its bundle.
 PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx);
 
 /// The estimated footprint of the plan's batches (also used by make_patch_plan).
 BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_ny, int spot_nx);
+
+/// The estimated device bytes of one batch of the plan (saturating: never wraps around).
+std::size_t batch_bytes(Batch const& batch, BatchFootprint const& fp);
 
 }  // namespace kspecter::extract

@@ -1,0 +1,33 @@
+// What extract_frame does when an allocation fails: tell running out of memory from other
+// errors, choose smaller batches to try again with, and say plainly what did not fit when
+// nothing smaller is left.
+#pragma once
+
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/frame.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace kspecter::extract::detail {
+
+/// True for std::bad_alloc and for the std::runtime_error Kokkos throws when it cannot
+/// allocate a View: Kokkos 3.x and 4.x both say "Kokkos failed to allocate memory for label
+/// ..." (or, when even that text could not be made, "Memory allocation failure").
+bool is_out_of_memory(std::exception const& e);
+
+/// What an allocation failure says, without the traceback Kokkos appends after a blank line.
+std::string failure_text(std::exception const& e);
+
+/// A memory budget under which the largest batch of `opt`'s plan is about half as big, never
+/// below one patch with its bundle's spots; nullopt when every batch already holds a single
+/// patch.
+std::optional<std::size_t> smaller_budget(ExtractOptions const& opt, SpotGeometry const& geometry);
+
+/// The error for an allocation `e` that failed with one patch per batch (`requested` is the
+/// caller's budget, `last` the budget of the last try).
+Error out_of_memory_error(std::exception const& e, std::size_t requested, std::size_t last);
+
+}  // namespace kspecter::extract::detail
