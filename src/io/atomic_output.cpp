@@ -2,13 +2,112 @@
 
 #include <kspecter/core/error.hpp>
 
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <signal.h>
 #include <unistd.h>
 
 namespace kspecter::io {
+
+namespace {
+
+// ---------------------------------------------------------------- temporaries in flight
+// Fixed slots, so that the signal handler reads them without locks or allocation (only
+// async-signal-safe calls there). A slot is claimed (1), filled, then published (2).
+constexpr int slot_count = 64;
+constexpr std::size_t slot_path_max = 4096;
+struct Slot {
+  std::atomic<int> state{0};
+  char path[slot_path_max];
+};
+Slot slots[slot_count];
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
+
+int register_temp(std::string const& path) {
+  if (path.size() >= slot_path_max) return -1;
+  for (int i = 0; i < slot_count; ++i) {
+    int expected = 0;
+    if (slots[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+      slots[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;  // more outputs in flight than slots: a kill leaves it to the stale-file sweep
+}
+
+void unregister_temp(int slot) {
+  if (slot >= 0) slots[slot].state.store(0, std::memory_order_release);
+}
+
+extern "C" void remove_temps_and_die(int sig) {
+  int const saved = errno;
+  for (auto& s : slots)
+    if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
+  // Die of the same signal, as the default action would have: the exit status tells the
+  // caller what happened. The signal is blocked inside the handler, so it is delivered on
+  // return, with the default action restored.
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+  errno = saved;
+}
+
+void install_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int const sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (int sig : sigs) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0) continue;
+      bool const is_default = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+      if (!is_default) continue;  // ignored (nohup) or the program's own handler
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_and_die;
+      sigemptyset(&sa.sa_mask);
+      for (int s : sigs) sigaddset(&sa.sa_mask, s);  // one cleanup at a time
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- names
+
+// The host name as it may appear in a file name (letters, digits, '-').
+std::string host_tag() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "host";
+  std::string h = buf;
+  for (auto& c : h)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '-';
+  return h;
+}
+
+// Removes ".NAME.tmp.HOST.PID" left in `dir` by processes of this host that no longer exist
+// (killed while writing). Best effort: a folder that cannot be listed is left as it is.
+void remove_stale_temps(std::filesystem::path const& dir, std::string const& prefix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string const name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string const pid_text = name.substr(prefix.size());
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    pid_t const pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    std::error_code rm;
+    fs::remove(it->path(), rm);
+  }
+}
+
+}  // namespace
 
 AtomicOutput::AtomicOutput(std::string final_path) : final_(std::move(final_path)) {
   namespace fs = std::filesystem;
@@ -16,13 +115,19 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_(std::move(final_path
   fs::path const dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir))
     throw InputError(final_, "", "cannot write: folder '" + dir.string() + "' does not exist");
-  // Same folder, so the rename is atomic; pid in the name keeps concurrent writers apart.
-  temp_ = (dir / ("." + p.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  // Same folder, so the rename is atomic; host and pid in the name keep concurrent writers
+  // apart and tell a stale temporary from a live one.
+  std::string const prefix = "." + p.filename().string() + ".tmp." + host_tag() + ".";
+  temp_ = (dir / (prefix + std::to_string(::getpid()))).string();
+  remove_stale_temps(dir, prefix);
   std::remove(temp_.c_str());
+  install_signal_handlers();
+  slot_ = register_temp(temp_);  // before anything creates the file
 }
 
 AtomicOutput::~AtomicOutput() {
   if (!committed_) std::remove(temp_.c_str());
+  unregister_temp(slot_);
 }
 
 void AtomicOutput::commit() {
@@ -30,6 +135,8 @@ void AtomicOutput::commit() {
     throw InputError(final_, "", std::string("cannot rename the finished output into place: ") +
                                      std::strerror(errno));
   committed_ = true;
+  unregister_temp(slot_);
+  slot_ = -1;
 }
 
 }  // namespace kspecter::io

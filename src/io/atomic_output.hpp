@@ -1,5 +1,17 @@
 // Writing outputs under a temporary name and renaming them into place, so a reader never
-// sees a half-written file and a failed write leaves the previous file untouched.
+// sees a half-written file and a failed or interrupted write leaves the previous file
+// untouched.
+//
+// The temporary is ".NAME.tmp.HOST.PID" in the output's folder (same file system: the rename
+// is atomic). What becomes of it:
+//   - the write fails (exception): the destructor removes it;
+//   - the process gets SIGTERM, SIGINT or SIGHUP: a handler removes every temporary still
+//     being written and the process then dies of that signal as it would have (the handlers
+//     are installed with the first AtomicOutput, only for signals still at their default
+//     action: a program's own handlers are left alone);
+//   - the process is killed outright (SIGKILL, power loss): the temporary stays. The next
+//     AtomicOutput for the same output on the same host removes every ".NAME.tmp.HOST.PID"
+//     whose process is gone; those of other hosts (a shared file system) are left to them.
 #pragma once
 
 #include <string>
@@ -20,6 +32,7 @@ class AtomicOutput {
 
  private:
   std::string final_, temp_;
+  int slot_ = -1;  // where the signal handler finds temp_ (-1: not registered)
   bool committed_ = false;
 };
 
