@@ -54,6 +54,11 @@ FrameInput read_frame_input(FrameSpec const& f, extract::ExtractOptions opt) {
     throw InputError(f.image, "IMAGE", m.str());
   }
   opt.validate(in.psf.nfiber);
+  try {
+    opt.validate_range(in.psf.wavemin(), in.psf.wavemax());
+  } catch (ParameterError const& e) {
+    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
+  }
   in.opt = opt;
   return in;
 }

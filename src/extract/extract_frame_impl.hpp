@@ -70,13 +70,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                          " x " + std::to_string(image.extent(0)));
   int const sny = 2 * geom.hsizey + 1, snx = 2 * geom.hsizex + 1;
   PatchPlan const plan = make_patch_plan(opt, geom.nfiber, sny, snx);
-  {
-    double const tol = 1e-6 * opt.dw;
-    if (plan.wave.front() < geom.wavemin - tol || plan.wave.back() > geom.wavemax + tol)
-      throw ParameterError("extract: wavelengths " + std::to_string(plan.wave.front()) + " .. " +
-                           std::to_string(plan.wave.back()) + " A are outside the PSF's range " +
-                           std::to_string(geom.wavemin) + " .. " + std::to_string(geom.wavemax) + " A");
-  }
+  opt.validate_range(geom.wavemin, geom.wavemax);
   double const psferr = opt.psferr >= 0 ? opt.psferr : geom.psferr;
   int const nspec = plan.nspec, nwave = plan.nwave, m = plan.nwave_pad, n = plan.n;
   int const nslots = plan.nfiber_slots, ncs = plan.ncore_slots, ndiag = geom.hsizey;

@@ -65,4 +65,15 @@ void ExtractOptions::validate(int nfiber) const {
   require(eig_rel_clip >= 0 && eig_rel_clip < 1, "eig_rel_clip must be in [0, 1)");
 }
 
+void ExtractOptions::validate_range(double wavemin, double wavemax) const {
+  std::vector<double> const w = wavelengths();
+  double const tol = 1e-6 * dw;
+  if (w.empty() || w.front() < wavemin - tol || w.back() > wavemax + tol) {
+    char m[200];
+    std::snprintf(m, sizeof m, "wavelengths %.10g .. %.10g A are outside the PSF's range %.10g .. %.10g A",
+                  w.empty() ? wmin : w.front(), w.empty() ? wmax : w.back(), wavemin, wavemax);
+    require(false, m);
+  }
+}
+
 }  // namespace kspecter::extract

@@ -60,6 +60,9 @@ struct ExtractOptions {
   std::vector<double> wavelengths() const;
   /// Throws ParameterError naming the first invalid setting; `nfiber` is the PSF's fiber count.
   void validate(int nfiber) const;
+  /// Throws ParameterError when the output grid leaves [wavemin, wavemax], where the PSF is
+  /// valid (to 1e-6 dw).
+  void validate_range(double wavemin, double wavemax) const;
   /// nspec resolved against the PSF's fiber count.
   int resolved_nspec(int nfiber) const { return nspec < 0 ? nfiber - specmin : nspec; }
 };
