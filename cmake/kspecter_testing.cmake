@@ -13,6 +13,32 @@
 
 set(KSPECTER_TEST_ENV "OMP_NUM_THREADS=2;OMP_PROC_BIND=false;KOKKOS_DISABLE_WARNINGS=1")
 
+# Sanitized builds (KSPECTER_SANITIZE, top-level CMakeLists.txt): the first finding ends the
+# test with a non-zero exit and a symbolized stack. Leaks are checked; the suppressions file
+# names only third-party runtimes (Open MPI, hwloc, ...) and says why each entry is there.
+set(KSPECTER_SANITIZER_ENV "")
+if(KSPECTER_SANITIZE)
+  set(KSPECTER_SANITIZER_ENV
+    "ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
+    "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"
+    "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/cmake/sanitizers/lsan.supp:print_suppressions=0")
+  list(APPEND KSPECTER_TEST_ENV ${KSPECTER_SANITIZER_ENV})
+endif()
+
+# gtest_discover_tests flattens list-valued PROPERTIES (CMake 3.25 writes each entry as its
+# own argument of set_tests_properties), so only the first ENVIRONMENT entry would reach the
+# tests. Discovered tests get their environment from a script ctest includes after the
+# discovery script, where the list of test names (<target>_TESTS) is known.
+function(_kspecter_discover_tests TARGET LABEL)
+  gtest_discover_tests(${TARGET} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${LABEL}")
+  set(_script ${CMAKE_CURRENT_BINARY_DIR}/${TARGET}_environment.cmake)
+  file(WRITE ${_script}
+    "if(${TARGET}_TESTS)\n"
+    "  set_tests_properties(\${${TARGET}_TESTS} PROPERTIES ENVIRONMENT [==[${KSPECTER_TEST_ENV}]==])\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_script})
+endfunction()
+
 function(kspecter_add_backend_test NAME)
   cmake_parse_arguments(ARG "" "" "HEADERS;SOURCES" ${ARGN})
   foreach(_b IN LISTS KSPECTER_BACKENDS)
@@ -27,8 +53,7 @@ function(kspecter_add_backend_test NAME)
     endforeach()
     add_executable(${NAME}_${_lb} ${_srcs} ${ARG_SOURCES})
     target_link_libraries(${NAME}_${_lb} PRIVATE kspecter_test_main kspecter_test_support)
-    gtest_discover_tests(${NAME}_${_lb} DISCOVERY_MODE PRE_TEST
-      PROPERTIES ENVIRONMENT "${KSPECTER_TEST_ENV}" LABELS "${_lb}")
+    _kspecter_discover_tests(${NAME}_${_lb} ${_lb})
   endforeach()
 endfunction()
 
@@ -36,8 +61,7 @@ function(kspecter_add_test NAME)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   add_executable(${NAME} ${ARG_SOURCES})
   target_link_libraries(${NAME} PRIVATE kspecter_test_main kspecter_test_support)
-  gtest_discover_tests(${NAME} DISCOVERY_MODE PRE_TEST
-    PROPERTIES ENVIRONMENT "${KSPECTER_TEST_ENV}" LABELS "host")
+  _kspecter_discover_tests(${NAME} host)
 endfunction()
 
 function(kspecter_add_mpi_test NAME)
@@ -51,7 +75,9 @@ function(kspecter_add_mpi_test NAME)
     add_test(NAME ${NAME}_np${_n}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_n} --oversubscribe
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${NAME}> ${MPIEXEC_POSTFLAGS})
+    set(_env OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+             OMPI_MCA_rmaps_base_oversubscribe=1 KOKKOS_DISABLE_WARNINGS=1 ${KSPECTER_SANITIZER_ENV})
     set_tests_properties(${NAME}_np${_n} PROPERTIES PROCESSORS ${_n} LABELS "mpi" TIMEOUT 300
-      ENVIRONMENT "OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;KOKKOS_DISABLE_WARNINGS=1")
+      ENVIRONMENT "${_env}")
   endforeach()
 endfunction()
