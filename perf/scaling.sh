@@ -148,4 +148,4 @@ for np in $ranks; do
   rm -rf "$scratch/np$np"
 done
 say "results in $csv"
-grep -E "^$label,$backend," "$csv" | column -t -s, | tee -a "$log"
+grep -E "^$label,$backend," "$csv" | { command -v column >/dev/null && column -t -s, || cat; } | tee -a "$log"
