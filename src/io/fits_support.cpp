@@ -1,5 +1,7 @@
 #include "fits_support.hpp"
 
+#include <charconv>
+
 namespace kspecter::io {
 
 std::string fits_message(int status) {
@@ -11,6 +13,26 @@ std::string fits_message(int status) {
     msg += std::string(" (") + detail + ")";
   fits_clear_errmsg();
   return msg + " [status " + std::to_string(status) + "]";
+}
+
+std::optional<std::string> read_key_text(fitsfile* f, char const* key) {
+  char value[FLEN_VALUE] = {0};
+  int status = 0;
+  if (fits_read_keyword(f, key, value, nullptr, &status)) {
+    fits_clear_errmsg();
+    return std::nullopt;
+  }
+  return std::string(value);
+}
+
+std::optional<long long> parse_integer(std::string_view v) {
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  if (v.size() > 1 && v[0] == '+' && v[1] != '-') v.remove_prefix(1);  // FITS allows "+5"
+  long long out = 0;
+  auto const [end, err] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || err != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return out;
 }
 
 }  // namespace kspecter::io

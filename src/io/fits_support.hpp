@@ -5,7 +5,9 @@
 #include <fitsio.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace kspecter::io {
 
@@ -22,5 +24,15 @@ using FitsPtr = std::unique_ptr<fitsfile, FitsCloser>;
 /// CFITSIO's description of `status` and the first detail message on its error stack,
 /// which it then clears.
 std::string fits_message(int status);
+
+/// The value text of keyword `key` in the current HDU (a string keeps its quotes), nullopt
+/// when the keyword is absent.
+std::optional<std::string> read_key_text(fitsfile* f, char const* key);
+
+/// `text` (a header value) as an integer, nullopt when it is not one. Integer keywords are
+/// parsed with this, not by CFITSIO: CFITSIO 4.2's own conversion (ffc2j, behind every
+/// fits_read_key of an integer type) overruns its message buffer on a long value that is not
+/// an integer.
+std::optional<long long> parse_integer(std::string_view text);
 
 }  // namespace kspecter::io

@@ -1,6 +1,7 @@
 // Preproc images through CFITSIO: reader with a header scan that tells a missing HDU from a
 // truncated file, and an atomic writer.
 #include "atomic_output.hpp"
+#include "fits_header_guard.hpp"
 #include "fits_support.hpp"
 
 #include <kspecter/core/error.hpp>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 namespace kspecter::io {
@@ -59,6 +61,7 @@ class FitsIn {
     if (!fs::is_regular_file(path_, ec)) throw InputError(path_, "", "not a regular file");
     file_size_ = static_cast<long long>(fs::file_size(path_, ec));
     if (ec) throw InputError(path_, "", "cannot read its size: " + ec.message());
+    guard_fits_headers(path_);
     int status = 0;
     fitsfile* raw = nullptr;
     // The disk-file variant takes the name literally (no CFITSIO extended-filename syntax).
@@ -132,19 +135,23 @@ class FitsIn {
       LONGLONG headstart = 0, datastart = 0, dataend = 0;
       fits_get_hduaddrll(f, &headstart, &datastart, &dataend, &status);
       auto key = [&](char const* k, long long def) {
-        long long v = def;
-        int st = 0;
-        if (fits_read_key(f, TLONGLONG, k, &v, nullptr, &st)) {
-          v = def;
-          fits_clear_errmsg();
-        }
-        return v;
+        auto const text = read_key_text(f, k);
+        return (text ? parse_integer(*text) : std::nullopt).value_or(def);
       };
       long long const naxis = key("NAXIS", 0);
+      // The product saturates: sizes that overflow are sizes no file of ours holds.
       long long n = naxis > 0 ? 1 : 0;
-      for (long long a = 1; a <= naxis; ++a) n *= key(("NAXIS" + std::to_string(a)).c_str(), 0);
+      for (long long a = 1; a <= naxis && n > 0; ++a) {
+        long long const len = key(("NAXIS" + std::to_string(a)).c_str(), 0);
+        n = len <= 0 ? 0 : n > std::numeric_limits<long long>::max() / len
+                               ? std::numeric_limits<long long>::max() : n * len;
+      }
       h.has_data = n > 0;
       h.padded_end = dataend;
+      // CFITSIO computes the data end without overflow checks: a header whose NAXISn
+      // product does not fit below it is corrupt, reported like a truncated file.
+      long long const bytes = std::llabs(key("BITPIX", 8)) / 8;
+      if (bytes > 0 && n > (dataend - datastart) / bytes) status = BAD_NAXIS;
       if (status) {
         fits_clear_errmsg();
         h.padded_end = file_size_ + 1;
@@ -293,6 +300,8 @@ PreprocImage read_preproc(std::string const& path) {
   auto const ax = image_shape(in, "IMAGE", hi);
   require_2d_shape(in, "IMAGE", ax, -1, -1);
   if (ax[0] <= 0 || ax[1] <= 0) throw InputError(path, "IMAGE", "empty image");
+  if (ax[0] > std::numeric_limits<int>::max() || ax[1] > std::numeric_limits<int>::max())
+    throw InputError(path, "IMAGE", "image too large for int pixel indices");
   img.nx = static_cast<int>(ax[0]);
   img.ny = static_cast<int>(ax[1]);
   long long const n = static_cast<long long>(img.nx) * img.ny;
@@ -357,24 +366,24 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
 
   HduInfo const& hf = in.move_to("TRUTH_FLUX");
   auto const af = image_shape(in, "TRUTH_FLUX", hf);
-  if (af.size() != 2 || af[0] != nwave || af[1] <= 0)
+  if (af.size() != 2 || af[0] != nwave || af[1] <= 0 || af[1] > std::numeric_limits<int>::max())
     throw InputError(path, "TRUTH_FLUX",
                      "expected a 2-D image [nspec][" + std::to_string(nwave) +
                          "] matching TRUTH_WAVE");
   t.nspec = static_cast<int>(af[1]);
-  int status = 0;
-  long long specmin = 0, nspec_key = t.nspec;
-  if (fits_read_key(in.get(), TLONGLONG, "SPECMIN", &specmin, nullptr, &status)) {
-    specmin = 0;
-    status = 0;
-    fits_clear_errmsg();
-  }
-  if (fits_read_key(in.get(), TLONGLONG, "NSPEC", &nspec_key, nullptr, &status)) {
-    nspec_key = t.nspec;
-    status = 0;
-    fits_clear_errmsg();
-  }
-  if (specmin < 0) throw InputError(path, "TRUTH_FLUX", "SPECMIN is negative");
+  auto integer_key = [&](char const* key, long long absent) {
+    auto const text = read_key_text(in.get(), key);
+    if (!text) return absent;
+    auto const v = parse_integer(*text);
+    if (!v)
+      throw InputError(path, "TRUTH_FLUX", std::string(key) + " = " + *text + " is not an integer");
+    return *v;
+  };
+  long long const specmin = integer_key("SPECMIN", 0);
+  long long const nspec_key = integer_key("NSPEC", t.nspec);
+  if (specmin < 0 || specmin > std::numeric_limits<int>::max() - t.nspec)
+    throw InputError(path, "TRUTH_FLUX", "SPECMIN " + std::to_string(specmin) +
+                                             " is not the index of a first spectrum");
   if (nspec_key != t.nspec)
     throw InputError(path, "TRUTH_FLUX",
                      "NSPEC = " + std::to_string(nspec_key) + " but the image has " +
@@ -394,11 +403,17 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
     in.move_to("FIBERMAP");
     int col = 0;
     long nrows = 0;
-    status = 0;
+    int status = 0;
     fits_get_num_rows(in.get(), &nrows, &status);
     if (fits_get_colnum(in.get(), CASEINSEN, const_cast<char*>("OBJTYPE"), &col, &status) == 0 &&
         nrows == t.nspec) {
-      std::vector<std::vector<char>> buf(t.nspec, std::vector<char>(FLEN_VALUE, 0));
+      // CFITSIO writes a whole cell (width + 1 bytes) into each buffer.
+      int type = 0;
+      long repeat = 0, width = 0;
+      fits_get_coltype(in.get(), col, &type, &repeat, &width, &status);
+      if (status || type != TSTRING)
+        throw InputError(path, "FIBERMAP", "OBJTYPE is not a fixed-width character column");
+      std::vector<std::vector<char>> buf(t.nspec, std::vector<char>(std::max(width, 1L) + 1, 0));
       std::vector<char*> ptr(t.nspec);
       for (int i = 0; i < t.nspec; ++i) ptr[i] = buf[i].data();
       int anynul = 0;
@@ -414,7 +429,9 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
       long long first = 0;
       int anynul = 0;
       fits_read_col(in.get(), TLONGLONG, fcol, 1, 1, 1, nullptr, &first, &anynul, &status);
-      if (status == 0) t.fibermin = static_cast<int>(first - t.specmin);
+      if (status == 0 && first >= t.specmin &&
+          first - t.specmin <= std::numeric_limits<int>::max() - t.specmin - t.nspec)
+        t.fibermin = static_cast<int>(first - t.specmin);
     }
     fits_clear_errmsg();
   }

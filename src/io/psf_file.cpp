@@ -1,6 +1,7 @@
 // Reading and writing GaussHermite PSF files with CFITSIO. Every CFITSIO failure is turned
 // into an InputError naming the file, the HDU being read and CFITSIO's own words.
 #include "atomic_output.hpp"
+#include "fits_header_guard.hpp"
 #include "fits_support.hpp"
 
 #include <kspecter/core/error.hpp>
@@ -13,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -29,6 +32,10 @@ using psf::LegendreSet;
 class Reader {
  public:
   explicit Reader(std::string path) : path_(std::move(path)), hdu_("PRIMARY") {
+    guard_fits_headers(path_);
+    std::error_code ec;
+    file_size_ = static_cast<LONGLONG>(std::filesystem::file_size(path_, ec));
+    if (ec) file_size_ = -1;  // the open below says why
     int st = 0;
     // The disk-file variant: no extended-filename parsing of '[', '!' or '+' in the path.
     if (fits_open_diskfile(&f_, path_.c_str(), READONLY, &st)) {
@@ -72,6 +79,13 @@ class Reader {
     };
     if (type != want_type)
       fail(std::string("expected ") + kind(want_type) + ", found " + kind(type));
+    // Before anything is allocated by the sizes in the header: CFITSIO only finds a short
+    // file when it reads, and a few corrupt header bytes can ask for gigabytes.
+    LONGLONG head = 0, data = 0, end = 0;
+    check(fits_get_hduaddrll(f_, &head, &data, &end, &st), "cannot locate the data");
+    if (end > file_size_)
+      fail("the file is truncated: the data of this HDU end at byte " + std::to_string(end) +
+           " but the file has only " + std::to_string(file_size_) + " bytes");
   }
 
   std::optional<std::string> key_string(char const* key) {
@@ -155,6 +169,7 @@ class Reader {
 
  private:
   std::string path_, hdu_;
+  LONGLONG file_size_ = 0;
   fitsfile* f_ = nullptr;
 };
 
@@ -223,7 +238,11 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
   if (fibermin && fibermax && *fibermax - *fibermin + 1 != psf.nfiber)
     r.fail("FIBERMIN " + std::to_string(*fibermin) + " .. FIBERMAX " + std::to_string(*fibermax) +
            " do not match the " + std::to_string(psf.nfiber) + " fibers of XTRACE");
-  psf.fibermin = static_cast<int>(fibermin ? *fibermin : (xfibermin ? *xfibermin : 0));
+  long const first_fiber = fibermin ? *fibermin : (xfibermin ? *xfibermin : 0);
+  // Fiber numbers are ints everywhere downstream (fibermin + nfiber - 1 included).
+  if (first_fiber < 0 || first_fiber > std::numeric_limits<int>::max() - psf.nfiber + 1L)
+    r.fail("FIBERMIN " + std::to_string(first_fiber) + " is not the number of a first fiber");
+  psf.fibermin = static_cast<int>(first_fiber);
   psf.psferr = r.key_double("PSFERR").value_or(0.01);
   psf.npix_x = static_cast<int>(npix_x);
   psf.npix_y = static_cast<int>(npix_y);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -449,6 +451,84 @@ TEST(preproc_file, truth_error_cases) {
   p = dir + "/no_wave.fits";
   write_bytes(p, fits_bytes({h[0], h[1], h[2], good_flux}));
   expect_refused(p, "TRUTH_WAVE", "HDU not found", read(p));
+}
+
+// ---------------------------------------------------------------- found by fuzzing
+
+TEST(preproc_file, integer_keys_cfitsio_cannot_convert_are_refused_or_ignored) {
+  // libFuzzer's finding (tests/fuzz): reading a keyword as an integer through CFITSIO 4.2 when
+  // its value is a long non-integer overruns CFITSIO's message buffer (ffc2j) and aborts the
+  // process. The readers now parse integer values themselves.
+  std::string const dir = kspecter::test::scratch_dir();
+  auto h = valid_hdus();
+  std::string const junk = sval(std::string(40, 'x'));
+  auto const wave = image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", {6000, 6001, 6002, 6003});
+  auto truth_with = [&](std::string const& name, std::string const& specmin) {
+    std::string const p = dir + "/" + name;
+    write_bytes(p, fits_bytes({h[0], h[1], h[2],
+                               image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX",
+                                                 std::vector<double>(8, 1.0),
+                                                 {card("SPECMIN", specmin)}),
+                               wave}));
+    return p;
+  };
+  auto read = [](std::string const& p) { return [p] { kspecter::io::read_truth(p); }; };
+  std::string p = truth_with("specmin_text.fits", junk);
+  expect_refused(p, "TRUTH_FLUX", "SPECMIN = '" + std::string(40, 'x'), read(p));
+  // An int that does not fit either (it came back negative before).
+  p = truth_with("specmin_huge.fits", "3000000000");
+  expect_refused(p, "TRUTH_FLUX", "SPECMIN 3000000000", read(p));
+  EXPECT_EQ(kspecter::io::read_truth(truth_with("specmin_plus.fits", "+7"))->specmin, 7);
+
+  // The header scan looks NAXIS up by name from where it last read (after EXTNAME), which is
+  // how the fuzzer reached a junk duplicate; the image sizes themselves come from CFITSIO.
+  auto b = h;
+  b[1].cards.push_back(card("NAXIS", junk));
+  p = dir + "/naxis_duplicate.fits";
+  write_bytes(p, fits_bytes(b));
+  auto const img = kspecter::io::read_preproc(p);
+  EXPECT_EQ(img.nx, NX);
+  EXPECT_EQ(img.ny, NY);
+}
+
+TEST(preproc_file, sizes_that_overflow_or_outgrow_buffers) {
+  // Found reviewing what the fuzzer reached. NAXIS1 x NAXIS2 overflowed a long long in the
+  // header scan (CFITSIO's own data size wraps to a small number, so nothing else caught it).
+  std::string const dir = kspecter::test::scratch_dir();
+  auto h = valid_hdus();
+  {
+    auto b = h;
+    b[0] = image_hdu<float>(true, -32, {1L << 32, 1L << 32}, "IMAGE", {});
+    std::string const p = dir + "/naxis_overflow.fits";
+    write_bytes(p, fits_bytes(b));
+    expect_preproc_refused(p, "IMAGE", "truncated");
+  }
+  // OBJTYPE wider than the 71 bytes each row was given: CFITSIO wrote past them.
+  RawHdu fm;
+  fm.cards = {card("XTENSION", sval("BINTABLE")), card("BITPIX", "8"), card("NAXIS", "2"),
+              card("NAXIS1", "84"), card("NAXIS2", "2"), card("PCOUNT", "0"),
+              card("GCOUNT", "1"), card("TFIELDS", "2"), card("TTYPE1", sval("FIBER")),
+              card("TFORM1", sval("J")), card("TTYPE2", sval("OBJTYPE")),
+              card("TFORM2", sval("80A")), card("EXTNAME", sval("FIBERMAP"))};
+  std::string const wide = "tgt" + std::string(76, 'w') + "z";  // 80 characters
+  std::vector<std::pair<std::int32_t, std::string>> const rows = {{507, "sky"}, {508, wide}};
+  for (auto const& [fiber, type] : rows) {
+    put_be<std::int32_t>(fm.data, fiber);
+    std::string cell = type;
+    cell.resize(80, ' ');
+    fm.data.insert(fm.data.end(), cell.begin(), cell.end());
+  }
+  auto const flux = image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", std::vector<double>(8, 1.0),
+                                      {card("SPECMIN", "7")});
+  auto const wave = image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", {6000, 6001, 6002, 6003});
+  std::string const p = dir + "/objtype80.fits";
+  write_bytes(p, fits_bytes({h[0], h[1], h[2], flux, wave, fm}));
+  auto const t = kspecter::io::read_truth(p);
+  ASSERT_TRUE(t.has_value());
+  std::string wide_upper = wide;
+  for (auto& c : wide_upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(t->objtype, (std::vector<std::string>{"SKY", wide_upper}));
+  EXPECT_EQ(t->fibermin, 500);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -412,6 +413,60 @@ TEST(psf_file, refuses_truncated_and_foreign_files) {
   std::ofstream(text) << "this is not a FITS file\n";
   expect_refused(text, "PRIMARY", "cannot open");
   expect_refused(dir + "/absent.fits", "PRIMARY", "cannot open");
+}
+
+// ------------------------------------------------------------------ found by fuzzing
+
+/// Rewrites, byte for byte, the value field (columns 11-80) of the first card named `key` at
+/// or after the text `after`: cards CFITSIO itself would refuse to write.
+void patch_card(std::string const& path, std::string const& after, std::string const& key,
+                std::string value) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string name = key;
+  name.resize(8, ' ');
+  std::size_t const at = bytes.find(name + "= ", bytes.find(after));
+  ASSERT_NE(at, std::string::npos) << key;
+  value.resize(70, ' ');
+  bytes.replace(at + 10, 70, value);
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+TEST(psf_file, refuses_unquoted_values_cfitsio_would_overrun) {
+  // libFuzzer's first finding (tests/fuzz): 70 bytes without quotes after "TTYPE3  = " made
+  // CFITSIO 4.2 copy 71 bytes into its 70-byte column name and abort the process (ffgtbp).
+  std::string const dir = test::scratch_dir();
+  auto p = valid_psf(dir, "ttype70.fits");
+  patch_card(p, "XTENSION= 'BINTABLE'", "TTYPE3", std::string(70, 'X'));
+  expect_refused(p, "PSF", "70 characters without quotes");
+  // One shorter is an odd but harmless column name (LEGDEGX, which read_psf does not use).
+  p = valid_psf(dir, "ttype69.fits");
+  patch_card(p, "XTENSION= 'BINTABLE'", "TTYPE3", std::string(69, 'X'));
+  EXPECT_EQ(io::read_psf(p).nfiber, 30);
+}
+
+TEST(psf_file, refuses_sizes_the_file_cannot_hold) {
+  // Found reviewing what the fuzzer reached: sizes were allocated from the header before
+  // CFITSIO read (and missed) the data, so a few corrupt bytes could ask for gigabytes.
+  std::string const dir = test::scratch_dir();
+  auto p = valid_psf(dir, "xtrace_fibers.fits");  // XTRACE (the primary HDU): 800 MB of doubles
+  patch_card(p, "", "NAXIS1", "1000");
+  patch_card(p, "", "NAXIS2", "100000");
+  expect_refused(p, "XTRACE", "the data of this HDU end at byte");
+  p = valid_psf(dir, "psf_rows.fits");
+  patch_card(p, "XTENSION= 'BINTABLE'", "NAXIS2", "10000");
+  expect_refused(p, "PSF", "the data of this HDU end at byte");
+  // Fiber numbers downstream are ints from FIBERMIN up.
+  p = valid_psf(dir, "fibermin.fits");
+  edit_fits(p, "PSF", [](fitsfile* f, int& st) {
+    int lo = -5, hi = 24;
+    fits_update_key(f, TINT, "FIBERMIN", &lo, nullptr, &st);
+    fits_update_key(f, TINT, "FIBERMAX", &hi, nullptr, &st);
+  });
+  expect_refused(p, "PSF", "FIBERMIN -5");
 }
 
 TEST(psf_file, write_refuses_inconsistent_psfs_and_bad_paths) {

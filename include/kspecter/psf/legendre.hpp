@@ -1,7 +1,9 @@
 // Legendre series as the PSF file defines them (extraction.md §1), callable on host and device.
 #pragma once
 
-#include <Kokkos_Core.hpp>
+// Only the function-space macros: host-only code (the PSF checks, the fuzz targets) then
+// compiles without a Kokkos backend.
+#include <Kokkos_Macros.hpp>
 
 namespace kspecter::psf {
 
