@@ -405,31 +405,33 @@ device_sanitize() {
   if [ -f "$psf" ]; then
     timeout 120 "$cli" simulate --log-level quiet --psf "$psf" -o "$tmp/san.fits" -n 25 --seed 3 -w 6000,6120,0.8 || true
   fi
+  # Every tool on every executable at once: the slow ones (racecheck) then set the wall time,
+  # not the sum of all of them.
+  local pids=() names=() tools=()
   for tool in ${KSPECTER_SANITIZE_TOOLS:-memcheck racecheck initcheck}; do
     local extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
-    local pids=() names=()
     for e in $exes; do
       ( cd "$(dirname "$e")" && timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" \
           "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
           "$e" --gtest_filter="${KSPECTER_SANITIZE_FILTER:-*}" ) > "$slog/$tool-$(basename "$e").log" 2>&1 &
-      pids+=($!); names+=("$(basename "$e")")
+      pids+=($!); names+=("$(basename "$e")"); tools+=("$tool")
     done
     if [ -f "$tmp/san.fits" ]; then
       timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
         --print-limit 20 "$cli" extract -i "$tmp/san.fits" -p "$psf" -o "$tmp/san-$tool.h5" -n 25 -w 6000,6120,0.8 \
         --backend cuda --no-truth > "$slog/$tool-kspecter_extract.log" 2>&1 &
-      pids+=($!); names+=(kspecter_extract)
+      pids+=($!); names+=(kspecter_extract); tools+=("$tool")
     fi
-    local i
-    for i in "${!pids[@]}"; do
-      wait "${pids[$i]}"; rc=$?
-      local log="$slog/$tool-${names[$i]}.log" verdict
-      local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
-      local tests_line; tests_line="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -n1)"
-      case $rc in 0) verdict=clean ;; 99) verdict=FINDINGS ;; 124|137) verdict=TIMEOUT ;; *) verdict="exit $rc" ;; esac
-      [ "$rc" = 0 ] || all=1
-      printf '%-10s %-28s %-9s %s %s\n' "$tool" "${names[$i]}" "$verdict" "${summary_line:-}" "${tests_line:-}" | tee -a "$out/summary.txt"
-    done
+  done
+  local i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"; rc=$?
+    local log="$slog/${tools[$i]}-${names[$i]}.log" verdict
+    local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
+    local tests_line; tests_line="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -n1)"
+    case $rc in 0) verdict=clean ;; 99) verdict=FINDINGS ;; 124|137) verdict=TIMEOUT ;; *) verdict="exit $rc" ;; esac
+    [ "$rc" = 0 ] || all=1
+    printf '%-10s %-28s %-9s %s %s\n' "${tools[$i]}" "${names[$i]}" "$verdict" "${summary_line:-}" "${tests_line:-}" | tee -a "$out/summary.txt"
   done
   return $all
 }
