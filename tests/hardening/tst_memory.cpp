@@ -200,6 +200,10 @@ TEST(memory, allocation_failing_at_one_patch_is_a_clear_error) {
 // A real allocation failure: the process may not map more than ~3 GiB, and one patch of this
 // layout needs ~6 GiB. kspecter retries with smaller batches, then says so and exits 1.
 TEST(memory, real_device_allocation_failure_is_a_clear_error) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory at start-up: a sanitized "
+                  "kspecter cannot start under a limit on virtual memory";
+#endif
   auto const info = run_kspecter("info");
   if (info.out.find("Cuda") != std::string::npos || info.out.find("HIP") != std::string::npos)
     GTEST_SKIP() << "a GPU runtime does not start under a limit on virtual memory; the "
