@@ -73,7 +73,7 @@ do_stage() {
 
   # CTest files (every folder) and the executables (no object files, no consumer project).
   (cd "$bdir" && find . -path ./CMakeFiles -prune -o -path './tests/consumer' -prune -o -path ./.gpu-stage -prune -o \
-      \( -name CTestTestfile.cmake -o -name '*_include.cmake' \) -print) | while read -r f; do
+      \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_environment.cmake' \) -print) | while read -r f; do
     mkdir -p "$tmp/build/$(dirname "$f")"; cp "$bdir/$f" "$tmp/build/$f"
   done
   local exes
@@ -393,46 +393,71 @@ device_scaling() {
 
 # compute-sanitizer (memcheck, racecheck, initcheck) over every CUDA test executable and a
 # one-bundle extraction of the real PSF; a tool's findings fail it (--error-exitcode).
-# KSPECTER_SANITIZE_TOOLS, KSPECTER_SANITIZE_FILTER (a gtest filter) narrow it.
+# KSPECTER_SANITIZE_TOOLS, KSPECTER_SANITIZE_EXES (a regex of executables) and
+# KSPECTER_SANITIZE_FILTER (a gtest filter) narrow it; KSPECTER_SANITIZE_SPLIT=1 one test a process.
 device_sanitize() {
   local cs; cs="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n1)"
   [ -n "$cs" ] || { echo "no compute-sanitizer on this machine"; return 1; }
-  local slog="$out/sanitize" exes tool e rc all=0 psf="$stage/data/psf-r0-00067784.fits"
+  local slog="$out/sanitize" exes all=0
   mkdir -p "$slog"
-  exes="$(find "$bdir/tests" -type f -perm -u+x -name '*_cuda' | sort)"
+  exes="$(find "$bdir/tests" -type f -perm -u+x -name '*_cuda' | grep -E "${KSPECTER_SANITIZE_EXES:-.}" | sort)"
   "$cs" --version | tail -n1
-  # A small real frame for the CLI: one bundle of the real PSF, 150 bins.
-  if [ -f "$psf" ]; then
-    timeout 120 "$cli" simulate --log-level quiet --psf "$psf" -o "$tmp/san.fits" -n 25 --seed 3 -w 6000,6120,0.8 || true
-  fi
-  # Every tool on every executable at once: the slow ones (racecheck) then set the wall time,
-  # not the sum of all of them.
-  local pids=() names=() tools=()
+  # A small frame for the CLI: 30 fibers of the synthetic PSF on a narrow CCD, 150 bins.
+  timeout 120 "$cli" make-psf --log-level quiet -o "$tmp/san-psf.fits" --nfiber 30 --ccd 300,4128 &&
+    timeout 120 "$cli" simulate --log-level quiet --psf "$tmp/san-psf.fits" -o "$tmp/san.fits" --seed 3 -w 6000,6120,0.8 || true
+  # Jobs: (tool, executable, gtest filter). KSPECTER_SANITIZE_SPLIT=1 runs every test of an
+  # executable as its own process, so that a slow tool (racecheck, initcheck) spreads over
+  # the cores. At most KSPECTER_SANITIZE_JOBS (default: the cores) run at once.
+  local jobs=() tool e t
   for tool in ${KSPECTER_SANITIZE_TOOLS:-memcheck racecheck initcheck}; do
-    local extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
     for e in $exes; do
+      if [ "${KSPECTER_SANITIZE_SPLIT:-0}" = 1 ]; then
+        for t in $("$e" --gtest_list_tests --gtest_filter="${KSPECTER_SANITIZE_FILTER:-*}" 2>/dev/null | \
+                   awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}'); do
+          jobs+=("$tool|$e|$t")
+        done
+      else
+        jobs+=("$tool|$e|${KSPECTER_SANITIZE_FILTER:-*}")
+      fi
+    done
+    [ -f "$tmp/san.fits" ] && jobs+=("$tool|kspecter_extract|")
+  done
+  local max="${KSPECTER_SANITIZE_JOBS:-$(nproc)}" running=0 j
+  run_job() {  # tool|exe|filter -> one log and one summary line
+    local tool="${1%%|*}" rest="${1#*|}"; local e="${rest%%|*}" filter="${rest#*|}"
+    local extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
+    local name; name="$(basename "$e")${filter:+.${filter//[^A-Za-z0-9_.]/_}}"
+    local log="$slog/$tool-$name.log" rc verdict
+    if [ "$e" = kspecter_extract ]; then
+      timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+        --print-limit 20 "$cli" extract -i "$tmp/san.fits" -p "$tmp/san-psf.fits" -o "$tmp/san-$tool.h5" \
+        -w 6000,6120,0.8 --bundlesize 10 --nsubbundles 2 --backend cuda --no-truth > "$log" 2>&1
+    else
       ( cd "$(dirname "$e")" && timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" \
           "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
-          "$e" --gtest_filter="${KSPECTER_SANITIZE_FILTER:-*}" ) > "$slog/$tool-$(basename "$e").log" 2>&1 &
-      pids+=($!); names+=("$(basename "$e")"); tools+=("$tool")
-    done
-    if [ -f "$tmp/san.fits" ]; then
-      timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
-        --print-limit 20 "$cli" extract -i "$tmp/san.fits" -p "$psf" -o "$tmp/san-$tool.h5" -n 25 -w 6000,6120,0.8 \
-        --backend cuda --no-truth > "$slog/$tool-kspecter_extract.log" 2>&1 &
-      pids+=($!); names+=(kspecter_extract); tools+=("$tool")
+          "$e" --gtest_filter="$filter" ) > "$log" 2>&1
     fi
-  done
-  local i
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}"; rc=$?
-    local log="$slog/${tools[$i]}-${names[$i]}.log" verdict
+    rc=$?
     local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
     local tests_line; tests_line="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -n1)"
     case $rc in 0) verdict=clean ;; 99) verdict=FINDINGS ;; 124|137) verdict=TIMEOUT ;; *) verdict="exit $rc" ;; esac
-    [ "$rc" = 0 ] || all=1
-    printf '%-10s %-28s %-9s %s %s\n' "${tools[$i]}" "${names[$i]}" "$verdict" "${summary_line:-}" "${tests_line:-}" | tee -a "$out/summary.txt"
+    printf '%-10s %-60s %-9s %s %s\n' "$tool" "$name" "$verdict" "${summary_line:-}" "${tests_line:-}" >> "$slog/results.txt"
+  }
+  : > "$slog/results.txt"
+  for j in "${jobs[@]}"; do
+    if [ "$running" -ge "$max" ]; then wait -n; running=$((running - 1)); fi
+    run_job "$j" & running=$((running + 1))
   done
+  wait
+  sort "$slog/results.txt" | tee -a "$out/summary.txt"
+  grep -qvE ' clean ' "$slog/results.txt" && all=1
+  # The first hazards of each finding, for the console.
+  grep -l -E 'FINDINGS|Error|Hazard' "$slog"/*.log 2>/dev/null | head -n 3 | while read -r f; do
+    grep -qE 'RACECHECK SUMMARY: [1-9]|ERROR SUMMARY: [1-9]' "$f" || continue
+    echo "---- $(basename "$f")"; grep -E -A12 '^========= (Error|Warning|Race|Invalid|Uninit)' "$f" | head -n 40
+  done
+  # One archive: the device tool returns a limited number of files.
+  tar czf "$out/sanitize-logs.tar.gz" -C "$slog" . && rm -rf "$slog"
   return $all
 }
 
