@@ -38,6 +38,10 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
         e[k] = x0;
         tau[k] = 0.0;
       });
+      // The next column's reduction reuses the team's reduction scratch: without a barrier a
+      // fast thread starts writing it while a slow one still reads this sigma (racecheck on
+      // the H200 found it with an all-zero block, where every column takes this branch).
+      team.team_barrier();
       continue;
     }
     double const nrm = compat::sqrt(sigma);
