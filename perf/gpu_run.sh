@@ -441,7 +441,9 @@ device_sanitize() {
     local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
     local tests_line; tests_line="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -n1)"
     case $rc in 0) verdict=clean ;; 99) verdict=FINDINGS ;; 124|137) verdict=TIMEOUT ;; *) verdict="exit $rc" ;; esac
-    printf '%-10s %-60s %-9s %s %s\n' "$tool" "$name" "$verdict" "${summary_line:-}" "${tests_line:-}" >> "$slog/results.txt"
+    printf '%-10s %-60s %-9s %s %s\n' "$tool" "$name" "$verdict" "${summary_line:-}" "${tests_line:-}" | tee -a "$slog/results.txt"
+    # A finding's first report, on the console at once (a run cut short still shows it).
+    [ "$rc" = 99 ] && grep -E -m1 -A14 '^========= (Error|Warning|Race|Invalid|Uninit|Host API)' "$log" | head -n 16
   }
   : > "$slog/results.txt"
   for j in "${jobs[@]}"; do
