@@ -135,18 +135,24 @@ double ArgParser::get_double(std::string const& name) const {
   return x;
 }
 
-std::vector<double> ArgParser::get_doubles(std::string const& name, int count) const {
-  std::string const v = get(name);
-  std::vector<double> out;
-  std::stringstream ss(v);
+bool parse_numbers(std::string const& text, std::vector<double>& out) {
+  out.clear();
+  std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
     double x;
-    if (!to_double(item, x))
-      throw ParameterError(command_ + ": --" + name + " expects numbers separated by commas, got '" +
-                           v + "'");
+    if (!to_double(item, x)) return false;
     out.push_back(x);
   }
+  return true;
+}
+
+std::vector<double> ArgParser::get_doubles(std::string const& name, int count) const {
+  std::string const v = get(name);
+  std::vector<double> out;
+  if (!parse_numbers(v, out))
+    throw ParameterError(command_ + ": --" + name + " expects numbers separated by commas, got '" +
+                         v + "'");
   if (count > 0 && static_cast<int>(out.size()) != count)
     throw ParameterError(command_ + ": --" + name + " expects " + std::to_string(count) +
                          " comma-separated numbers, got '" + v + "'");

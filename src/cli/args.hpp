@@ -51,6 +51,9 @@ class ArgParser {
   std::vector<std::string> positional_;
 };
 
+/// Parses "a,b,c" into `out`: false when an item is empty, not a number or out of range.
+bool parse_numbers(std::string const& text, std::vector<double>& out);
+
 /// Adds the options every subcommand takes: --threads, --device, --log-level.
 void add_common_options(ArgParser& p);
 

@@ -168,7 +168,7 @@ std::string frame_context(FrameSpec const& f) {
 // Relative cost of a frame for the schedule: spectra x wavelengths.
 double frame_cost(FrameSpec const& f, extract::ExtractOptions opt) {
   apply_grid(f, opt);
-  double const nwave = opt.dw > 0 ? std::floor((opt.wmax - opt.wmin) / opt.dw + 0.5) + 1 : 1;
+  double const nwave = static_cast<double>(opt.wavelengths().size());
   return std::max(1.0, nwave) * (opt.nspec > 0 ? opt.nspec : 500);
 }
 
@@ -234,7 +234,6 @@ int run_extract_job(Session& session, ExtractJob const& job) {
   if (!mine.empty()) next = read_task(0);
   double busy = 0;
   std::shared_ptr<extract::FrameResult> single;  // a one-frame job's result, for the pulls
-  bool single_has_truth_source = false;
   for (std::size_t i = 0; i < mine.size(); ++i) {
     parallel::FrameTask const& task = mine[i];
     FrameSpec const& spec = job.frames[std::size_t(task.frame)];
@@ -295,10 +294,7 @@ int run_extract_job(Session& session, ExtractJob const& job) {
       writes.push_back({task.frame, io.submit([spec, fr, model, fibermap] {
                           write_outputs(spec, *fr, model, fibermap);
                         })});
-      if (nframes == 1) {
-        single = fr;
-        single_has_truth_source = true;
-      }
+      if (nframes == 1) single = fr;
     }
   }
   io.cancel_droppable();  // reads ahead of a stop
@@ -323,7 +319,7 @@ int run_extract_job(Session& session, ExtractJob const& job) {
     log.info("wrote " + job.frames[0].output + (job.model.empty() ? "" : " and " + job.model));
     std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n", single->nspec,
                 single->nwave, summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s", space.c_str());
-    if (job.truth_pulls && single_has_truth_source) {
+    if (job.truth_pulls) {
       if (auto truth = io::read_truth(job.frames[0].image)) {
         auto const p = extract::truth_pulls(*single, truth->wavelength, truth->flux, truth->specmin,
                                             truth->nspec);

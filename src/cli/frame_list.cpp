@@ -1,9 +1,10 @@
 #include "frame_list.hpp"
 
+#include "args.hpp"
+
 #include <kspecter/core/error.hpp>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,15 +16,9 @@ namespace {
 // "WMIN,WMAX,DW" as three finite numbers.
 std::vector<double> parse_grid(std::string const& text, std::string const& where) {
   std::vector<double> w;
-  std::stringstream ss(text);
-  bool ok = true;
-  for (std::string item; ok && std::getline(ss, item, ',');) {
-    char* end = nullptr;
-    double const x = std::strtod(item.c_str(), &end);
-    ok = !item.empty() && end == item.c_str() + item.size() && std::isfinite(x);
-    w.push_back(x);
-  }
-  if (!ok || w.size() != 3)
+  bool const ok = parse_numbers(text, w) && w.size() == 3 &&
+                  std::isfinite(w[0]) && std::isfinite(w[1]) && std::isfinite(w[2]);
+  if (!ok)
     throw ParameterError("extract: " + where + ": the wavelength grid must be WMIN,WMAX,DW, got '" + text + "'");
   return w;
 }

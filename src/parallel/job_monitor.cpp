@@ -16,7 +16,6 @@ constexpr int kTagEnd = 7103;   // to rank 0: double[3] {busy seconds, frames wr
 struct JobMonitor::Pending {
   std::vector<char> text;
   int frame = 0;
-  double end[3] = {0, 0, 0};
 #ifdef KSPECTER_HAVE_MPI
   MPI_Request request = MPI_REQUEST_NULL;
 #endif

@@ -43,7 +43,6 @@ class JobMonitor {
   void fail(std::string const& message);
   /// Reads what other ranks said so far, without waiting; true once any rank has failed.
   bool poll();
-  bool failed_here() const { return !own_error_.empty(); }
 
   /// Collective over the communicator, called once by every rank after its last frame:
   /// rank 0 waits for every rank's end (logging their frames as they come), then all learn
