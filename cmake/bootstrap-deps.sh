@@ -55,7 +55,14 @@ if [ "$do_apt" = 1 ]; then
 fi
 
 prefix="$cache/kokkos-$kokkos_version-$backend"
-if [ -f "$prefix/.complete" ]; then
+# A CUDA build carries our patches: an entry built with other patches is built again.
+patch_sum=none
+if [ "$backend" = cuda ]; then
+  patch_sum="$(cat "$here"/patches/kokkos*-"$kokkos_version"-*.patch 2>/dev/null | sha256sum | cut -c1-16)"
+fi
+if [ -f "$prefix/.complete" ] && [ "$(cat "$prefix/.patches" 2>/dev/null || echo none)" != "$patch_sum" ]; then
+  log "$prefix was built with other patches: building it again"
+elif [ -f "$prefix/.complete" ]; then
   log "reusing $prefix"
   echo "KOKKOS_PREFIX=$prefix"
   exit 0
@@ -152,6 +159,7 @@ grep -rlF "$stage" "$stage/lib/cmake" "$stage/bin" 2>/dev/null | xargs -r sed -i
 # Kokkos records the compiler it was built with (for CUDA the wrapper in the scratch copy of the
 # source); consumers that are not nvcc_wrapper get redirected to it, so name the installed one.
 { grep -rlF "$work/kokkos/bin/" "$stage/lib/cmake" 2>/dev/null || true; } | xargs -r sed -i "s|$work/kokkos/bin/|$prefix/bin/|g"
+[ "$patch_sum" = none ] || echo "$patch_sum" > "$stage/.patches"
 touch "$stage/.complete"
 rm -rf "$prefix"
 mv "$stage" "$prefix"
