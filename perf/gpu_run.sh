@@ -6,6 +6,7 @@
 #   perf/gpu_run.sh run                               # there, from the repository root
 #   perf/gpu_run.sh scaling [scaling.sh args]         # there: the strong-scaling exposure
 #   perf/gpu_run.sh sanitize                          # there: compute-sanitizer on CUDA tests
+#   perf/gpu_run.sh exec SCRIPT [ARGS]                # there: a script in the staged setting
 #
 # prepare: cmake/bootstrap-deps.sh --backend cuda, configure + build $KSPECTER_GPU_BUILD
 #   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage.
@@ -249,6 +250,12 @@ do_run() {
   case "$mode" in
     scaling) device_scaling "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
     sanitize) device_sanitize "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
+    exec)
+      # A diagnosis script in the staged setting: it finds the build, the CLI, the launcher
+      # and the output folder in the environment.
+      [ $# -ge 1 ] || die "exec: name a script"
+      KSPECTER_BDIR="$bdir" KSPECTER_CLI="$cli" KSPECTER_MPIEXEC="$mpiexec" OUT="$out" bash "$@"
+      local rc=$?; rm -rf "$tmp"; return $rc ;;
   esac
 
   # ---- tests
@@ -466,6 +473,6 @@ device_sanitize() {
 case "$mode" in
   prepare) do_build "$@" ;;
   stage)   do_stage ;;
-  run|scaling|sanitize) do_run "$@" ;;
+  run|scaling|sanitize|exec) do_run "$@" ;;
   *) sed -n '2,29p' "$0"; exit 2 ;;
 esac

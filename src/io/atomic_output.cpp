@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <ctime>
 #include <mutex>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -46,31 +48,62 @@ void unregister_temp(int slot) {
   if (slot >= 0) slots[slot].state.store(0, std::memory_order_release);
 }
 
-extern "C" void remove_temps_and_die(int sig) {
+// ---------------------------------------------------------------- termination signals
+int const termination_signals[] = {SIGTERM, SIGINT, SIGHUP};
+std::atomic<bool> terminating{false};    // a termination signal has arrived
+std::atomic<int> creating{0};            // threads inside AtomicOutput::create
+struct sigaction previous_action[NSIG];  // what each signal did before our handler
+
+void termination_set(sigset_t* set) {
+  sigemptyset(set);
+  for (int s : termination_signals) sigaddset(set, s);
+}
+
+// Until the threads creating a temporary are done (they block these signals meanwhile, so
+// none of them runs this handler), or 5 s, for a file system that hangs.
+void wait_for_creations() {
+  timespec t0{}, t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (creating.load() > 0) {
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 5) break;
+  }
+}
+
+// Only async-signal-safe calls here.
+extern "C" void remove_temps_and_pass_on(int sig, siginfo_t* info, void* context) {
   int const saved = errno;
+  terminating.store(true);
+  wait_for_creations();
   for (auto& s : slots)
     if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
-  // Die of the same signal, as the default action would have: the exit status tells the
-  // caller what happened. The signal is blocked inside the handler, so it is delivered on
-  // return, with the default action restored.
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+  struct sigaction const& prev = previous_action[sig];
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, context);
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+  } else {
+    // Die of the same signal, as the default action would have: the exit status tells the
+    // caller what happened. The signal is blocked inside the handler, so it is delivered on
+    // return, with the default action restored.
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
   errno = saved;
 }
 
 void install_signal_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    int const sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (int sig : sigs) {
+    for (int sig : termination_signals) {
       struct sigaction old {};
       if (::sigaction(sig, nullptr, &old) != 0) continue;
-      bool const is_default = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
-      if (!is_default) continue;  // ignored (nohup) or the program's own handler
+      if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // nohup
+      previous_action[sig] = old;
       struct sigaction sa {};
-      sa.sa_handler = remove_temps_and_die;
-      sigemptyset(&sa.sa_mask);
-      for (int s : sigs) sigaddset(&sa.sa_mask, s);  // one cleanup at a time
+      sa.sa_sigaction = remove_temps_and_pass_on;
+      sa.sa_flags = SA_SIGINFO | SA_RESTART | (old.sa_flags & SA_ONSTACK);
+      termination_set(&sa.sa_mask);  // one cleanup at a time
       ::sigaction(sig, &sa, nullptr);
     }
   });
@@ -123,6 +156,25 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_(std::move(final_path
   std::remove(temp_.c_str());
   install_signal_handlers();
   slot_ = register_temp(temp_);  // before anything creates the file
+}
+
+AtomicOutput::CreationScope::CreationScope(std::string const& final_path) {
+  sigset_t block;
+  termination_set(&block);
+  ::pthread_sigmask(SIG_BLOCK, &block, &saved_mask_);
+  // With the handler's store to `terminating` and load of `creating` (both sequentially
+  // consistent): either the handler waits for this creation, or this sees the signal.
+  creating.fetch_add(1);
+  if (terminating.load()) {
+    creating.fetch_sub(1);
+    ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+    throw InputError(final_path, "", "not written: the process received a termination signal");
+  }
+}
+
+AtomicOutput::CreationScope::~CreationScope() {
+  creating.fetch_sub(1);
+  ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);  // a pending signal arrives now
 }
 
 AtomicOutput::~AtomicOutput() {

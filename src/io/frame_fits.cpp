@@ -59,7 +59,7 @@ void write_frame_fits(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   int status = 0;
   fitsfile* raw = nullptr;
-  fits_create_diskfile(&raw, out.temp_path().c_str(), &status);  // the name literally
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });  // the name literally
   check(status, path, "", "cannot create file");
   FitsPtr f(raw);
   long const nspec = fr.nspec, nwave = fr.nwave, nd = 2 * fr.ndiag + 1;
@@ -125,7 +125,7 @@ void write_model_image(std::string const& path, int nx, int ny, std::vector<floa
   AtomicOutput out(path);
   int status = 0;
   fitsfile* raw = nullptr;
-  fits_create_diskfile(&raw, out.temp_path().c_str(), &status);  // the name literally
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });  // the name literally
   check(status, path, "", "cannot create file");
   FitsPtr f(raw);
   write_image(f.get(), path, "MODEL", FLOAT_IMG, TFLOAT, {long(nx), long(ny)}, model.data(),

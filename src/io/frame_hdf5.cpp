@@ -79,8 +79,9 @@ std::vector<T> read_dataset(hid_t file, std::string const& path, char const* nam
 void write_frame_hdf5(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   {
-    Handle file(H5Fcreate(out.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                H5Fclose);
+    hid_t id = H5I_INVALID_HID;
+    out.create([&](char const* temp) { id = H5Fcreate(temp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); });
+    Handle file(id, H5Fclose);
     check(file.id, path, "");
     hsize_t const ns = fr.nspec, nw = fr.nwave, nd = 2 * fr.ndiag + 1;
     write_dataset(file, path, "FLUX", H5T_NATIVE_FLOAT, {ns, nw}, fr.flux.data());

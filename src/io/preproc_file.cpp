@@ -473,7 +473,7 @@ void write_preproc(std::string const& path, PreprocImage const& img, TruthSpectr
   AtomicOutput out(path);
   int status = 0;
   fitsfile* raw = nullptr;
-  fits_create_diskfile(&raw, out.temp_path().c_str(), &status);
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
   check_write(status, path, "", "cannot create file");
   FitsPtr f(raw);
 

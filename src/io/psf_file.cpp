@@ -356,7 +356,8 @@ class Writer {
   explicit Writer(std::string const& final_path) : out_(final_path), final_(final_path) {
     int st = 0;
     fitsfile* raw = nullptr;
-    if (fits_create_diskfile(&raw, out_.temp_path().c_str(), &st))
+    out_.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &st); });
+    if (st)
       throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
     f_.reset(raw);
   }
