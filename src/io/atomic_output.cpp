@@ -8,8 +8,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +53,7 @@ int const termination_signals[] = {SIGTERM, SIGINT, SIGHUP};
 std::atomic<bool> terminating{false};    // a termination signal has arrived
 std::atomic<int> creating{0};            // threads inside AtomicOutput::create
 struct sigaction previous_action[NSIG];  // what each signal did before our handler
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
 void termination_set(sigset_t* set) {
   sigemptyset(set);
