@@ -58,7 +58,9 @@ int run_extract(int argc, char** argv) {
   opt.wavepad_frac = args.get_double("wavepad-frac");
   opt.pixpad_frac = args.get_double("pixpad-frac");
   double const budget_gib = args.get_double("memory-budget");
-  if (!(budget_gib > 0)) throw ParameterError("extract: --memory-budget must be positive");
+  // Up to 1 PiB: beyond, the byte count would not fit size_t (and no device has it).
+  if (!(budget_gib > 0 && budget_gib <= 1048576.0))
+    throw ParameterError("extract: --memory-budget must be in (0, 1048576] GiB");
   opt.memory_budget = static_cast<std::size_t>(budget_gib * (1ull << 30));
 
   ExtractJob job;

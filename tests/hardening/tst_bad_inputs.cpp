@@ -351,6 +351,8 @@ TEST_F(BadInputs, absurd_fibers_and_resources) {
       {small_grid + " --memory-budget 0", "memory-budget"},
       {small_grid + " --memory-budget -1", "memory-budget"},
       {small_grid + " --memory-budget nan", "memory-budget"},
+      {small_grid + " --memory-budget inf", "memory-budget"},
+      {small_grid + " --memory-budget 1e30", "memory-budget"},
       {small_grid + " --threads 0", "threads"},
       {small_grid + " --threads -3", "threads"},
       {small_grid + " --threads 100000", "threads"},
