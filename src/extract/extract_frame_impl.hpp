@@ -264,6 +264,9 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     // ---------------------------------------------------------------- assembly + prior
     {
       StageTimer<ExecSpace> st(space, "kspecter::extract::assembly", times);
+      // The kernels fill the lower triangle only: a debug patch's matrix is zeroed first, so
+      // that every byte copied out below is defined.
+      for (int i : dbgs) Kokkos::deep_copy(space, Kokkos::subview(icov, i, Kokkos::ALL, Kokkos::ALL), 0.0);
       long long macs = 0;
       Kokkos::parallel_reduce(
           "kspecter::extract::assemble_icov", Policy(space, P * nslots, T::team, T::vector),
