@@ -59,7 +59,8 @@ void write_frame_fits(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   int status = 0;
   fitsfile* raw = nullptr;
-  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });  // the name literally
+  // fits_create_diskfile: the name literally (no extended-filename syntax)
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
   check(status, path, "", "cannot create file");
   FitsPtr f(raw);
   long const nspec = fr.nspec, nwave = fr.nwave, nd = 2 * fr.ndiag + 1;
@@ -125,7 +126,8 @@ void write_model_image(std::string const& path, int nx, int ny, std::vector<floa
   AtomicOutput out(path);
   int status = 0;
   fitsfile* raw = nullptr;
-  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });  // the name literally
+  // fits_create_diskfile: the name literally (no extended-filename syntax)
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
   check(status, path, "", "cannot create file");
   FitsPtr f(raw);
   write_image(f.get(), path, "MODEL", FLOAT_IMG, TFLOAT, {long(nx), long(ny)}, model.data(),

@@ -80,7 +80,9 @@ void write_frame_hdf5(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   {
     hid_t id = H5I_INVALID_HID;
-    out.create([&](char const* temp) { id = H5Fcreate(temp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); });
+    out.create([&](char const* temp) {
+      id = H5Fcreate(temp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    });
     Handle file(id, H5Fclose);
     check(file.id, path, "");
     hsize_t const ns = fr.nspec, nw = fr.nwave, nd = 2 * fr.ndiag + 1;

@@ -214,7 +214,8 @@ TEST(memory, real_device_allocation_failure_is_a_clear_error) {
   std::string const out = in.dir + "/frame.fits";
   std::string const extract = kspecter_exe + " " + extract_args(in.image, in.psf, out);
   auto const r = gpu ? run_command(extract + " --nwavestep 40000 --memory-budget 100000")
-                     : run_command("ulimit -v 3000000 && exec " + extract + " --nwavestep 4000 --memory-budget 1000");
+                     : run_command("ulimit -v 3000000 && exec " + extract +
+                                   " --nwavestep 4000 --memory-budget 1000");
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("out of device memory even with one patch per batch"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kspecter::extract::"), std::string::npos) << r.out;  // what did not fit
