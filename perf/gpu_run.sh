@@ -247,16 +247,21 @@ do_run() {
   cat "$tmp/info.txt" >> "$sys"
   echo "---- kspecter info"; sed -n '/== kspecter info/,/(exit/p' "$tmp/info.txt"
 
-  case "$mode" in
-    scaling) device_scaling "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
-    sanitize) device_sanitize "$@"; local rc=$?; rm -rf "$tmp"; return $rc ;;
-    exec)
-      # A diagnosis script in the staged setting: it finds the build, the CLI, the launcher
-      # and the output folder in the environment.
-      [ $# -ge 1 ] || die "exec: name a script"
-      KSPECTER_BDIR="$bdir" KSPECTER_CLI="$cli" KSPECTER_MPIEXEC="$mpiexec" OUT="$out" bash "$@"
-      local rc=$?; rm -rf "$tmp"; return $rc ;;
-  esac
+  if [ "$mode" != run ]; then
+    local rc
+    case "$mode" in
+      scaling) device_scaling "$@"; rc=$? ;;
+      sanitize) device_sanitize "$@"; rc=$? ;;
+      exec)
+        # A diagnosis script in the staged setting: it finds the build, the CLI, the launcher
+        # and the output folder in the environment.
+        [ $# -ge 1 ] || die "exec: name a script"
+        KSPECTER_BDIR="$bdir" KSPECTER_CLI="$cli" KSPECTER_MPIEXEC="$mpiexec" OUT="$out" bash "$@"
+        rc=$? ;;
+    esac
+    rm -rf "$tmp"
+    return $rc
+  fi
 
   # ---- tests
   local ctest_rc=0 ctest_log="$out/ctest.log"
@@ -399,7 +404,7 @@ device_scaling() {
 }
 
 # compute-sanitizer (memcheck, racecheck, initcheck) over every CUDA test executable and a
-# one-bundle extraction of the real PSF; a tool's findings fail it (--error-exitcode).
+# CLI extraction of a small synthetic frame; a tool's findings fail it (--error-exitcode).
 # KSPECTER_SANITIZE_TOOLS, KSPECTER_SANITIZE_EXES (a regex of executables) and
 # KSPECTER_SANITIZE_FILTER (a gtest filter) narrow it; KSPECTER_SANITIZE_SPLIT=1 one test a process.
 device_sanitize() {
@@ -435,14 +440,13 @@ device_sanitize() {
     local extra=(); [ "$tool" = memcheck ] && extra=(--leak-check full)
     local name; name="$(basename "$e")${filter:+.${filter//[^A-Za-z0-9_.]/_}}"
     local log="$slog/$tool-$name.log" rc verdict
+    local sanitized=(timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool"
+                     "${extra[@]}" --error-exitcode 99 --print-limit 20)
     if [ "$e" = kspecter_extract ]; then
-      timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
-        --print-limit 20 "$cli" extract -i "$tmp/san.fits" -p "$tmp/san-psf.fits" -o "$tmp/san-$tool.h5" \
+      "${sanitized[@]}" "$cli" extract -i "$tmp/san.fits" -p "$tmp/san-psf.fits" -o "$tmp/san-$tool.h5" \
         -w 6000,6120,0.8 --bundlesize 10 --nsubbundles 2 --backend cuda --no-truth > "$log" 2>&1
     else
-      ( cd "$(dirname "$e")" && timeout --kill-after=10 "${KSPECTER_SANITIZE_TIMEOUT:-420}" \
-          "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
-          "$e" --gtest_filter="$filter" ) > "$log" 2>&1
+      ( cd "$(dirname "$e")" && "${sanitized[@]}" "$e" --gtest_filter="$filter" ) > "$log" 2>&1
     fi
     rc=$?
     local summary_line; summary_line="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$log" | tail -n1)"
@@ -459,12 +463,7 @@ device_sanitize() {
   done
   wait
   sort "$slog/results.txt" | tee -a "$out/summary.txt"
-  grep -qvE ' clean ' "$slog/results.txt" && all=1
-  # The first hazards of each finding, for the console.
-  grep -l -E 'FINDINGS|Error|Hazard' "$slog"/*.log 2>/dev/null | head -n 3 | while read -r f; do
-    grep -qE 'RACECHECK SUMMARY: [1-9]|ERROR SUMMARY: [1-9]' "$f" || continue
-    echo "---- $(basename "$f")"; grep -E -A12 '^========= (Error|Warning|Race|Invalid|Uninit)' "$f" | head -n 40
-  done
+  grep -qvE ' clean ' "$slog/results.txt" && all=1  # each finding's first report came as it ran
   # One archive: the device tool returns a limited number of files.
   tar czf "$out/sanitize-logs.tar.gz" -C "$slog" . && rm -rf "$slog"
   return $all

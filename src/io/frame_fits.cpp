@@ -9,6 +9,7 @@
 #include <fitsio.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace kspecter::io {
@@ -154,8 +155,10 @@ FrameData read_frame_fits(std::string const& path) {
   if (ax.size() != 2) throw InputError(path, "FLUX", "expected a 2-D image");
   fr.nwave = static_cast<int>(ax[0]);
   fr.nspec = static_cast<int>(ax[1]);
-  fits_read_key(f.get(), TINT, "SPECMIN", &fr.specmin, nullptr, &status);
-  status = 0;
+  // Integer keywords go through parse_integer, not CFITSIO's conversion (fits_support.hpp).
+  if (auto const text = read_key_text(f.get(), "SPECMIN"))
+    if (auto const v = parse_integer(*text); v && *v >= 0 && *v <= std::numeric_limits<int>::max())
+      fr.specmin = static_cast<int>(*v);
   fr.ivar = read_image<float>(f.get(), path, "IVAR", TFLOAT, ax);
   fr.mask = read_image<std::uint32_t>(f.get(), path, "MASK", TUINT, ax);
   fr.wavelength = read_image<double>(f.get(), path, "WAVELENGTH", TDOUBLE, ax);
