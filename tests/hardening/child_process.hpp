@@ -2,11 +2,11 @@
 // output into a log file), killed by pid, reaped with its exit status or signal.
 #pragma once
 
+#include <test_data.hpp>
+
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
-#include <fstream>
-#include <iterator>
 #include <spawn.h>
 #include <stdexcept>
 #include <string>
@@ -76,10 +76,7 @@ class ChildProcess {
   int exit_code() const { return exit_code_; }
   bool killed_by(int sig) const { return term_signal_ == sig; }
   int term_signal() const { return term_signal_; }
-  std::string output() const {
-    std::ifstream in(log_);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string output() const { return file_bytes(log_); }
 
  private:
   void record(int st) {

@@ -5,6 +5,8 @@
 
 #include <fitsio.h>
 
+#include <test_data.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -204,8 +206,7 @@ inline std::pair<long long, long long> hdu_extent(std::string const& path, std::
 inline void patch_card(std::string const& from, std::string const& to, std::string const& hdu,
                        std::string const& key, std::string card) {
   auto const [head, end] = hdu_extent(from, hdu);
-  std::ifstream in(from, std::ios::binary);
-  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  std::string bytes = file_bytes(from);
   std::string k = key;
   k.resize(8, ' ');
   card.resize(80, ' ');

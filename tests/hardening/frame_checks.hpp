@@ -6,22 +6,17 @@
 #include <kspecter/extract/mask_bits.hpp>
 #include <kspecter/io/frame_file.hpp>
 
+#include <test_data.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 namespace kspecter::test {
-
-inline std::string file_bytes(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 template <class T>
 bool same_bits(std::vector<T> const& a, std::vector<T> const& b) {

@@ -8,13 +8,23 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace kspecter::test {
 
 inline std::string const kspecter_exe = KSPECTER_CLI_PATH;
 inline std::string const small_grid = "-w 6020,6180,0.8";
 inline std::string const small_layout = "--bundlesize 10 --nsubbundles 2";
+
+/// The argv of `kspecter <args>`: `args` split on whitespace, after the executable's path.
+inline std::vector<std::string> kspecter_argv(std::string const& args) {
+  std::vector<std::string> argv = {kspecter_exe};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  return argv;
+}
 
 struct SmallInputs {
   std::string dir;    // the test's scratch folder, holding both files

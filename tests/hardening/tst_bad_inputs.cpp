@@ -27,7 +27,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +41,11 @@ using kspecter::io::FrameData;
 
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 constexpr double inf_v = std::numeric_limits<double>::infinity();
+
+// Index of bin `w` of spectrum `s` (counted from the frame's first) in FLUX, IVAR and MASK.
+std::size_t bin_index(FrameData const& fr, int s, int w) {
+  return std::size_t(s) * fr.nwave + std::size_t(w);
+}
 
 class BadInputs : public ::testing::Test {
  protected:
@@ -82,10 +87,7 @@ class BadInputs : public ::testing::Test {
         std::string a = args[k];
         std::string const flag = " -o " + out;
         if (auto const at = a.find(flag); at != std::string::npos) a.replace(at, flag.size(), " -o " + outputs[k]);
-        std::vector<std::string> argv = {kspecter_exe};
-        std::istringstream words(a);
-        for (std::string w; words >> w;) argv.push_back(w);
-        running.push_back(std::make_unique<ChildProcess>(argv, outputs[k] + ".log"));
+        running.push_back(std::make_unique<ChildProcess>(kspecter_argv(a), outputs[k] + ".log"));
       }
       for (std::size_t k = first; k < last; ++k) {
         running[k - first]->wait();
@@ -119,6 +121,13 @@ class BadInputs : public ::testing::Test {
     EXPECT_TRUE(temp_files(in.dir).empty()) << temp_files(in.dir).front();
   }
 
+  // `kspecter extract` of the good inputs into `out`, small layout, quiet, without a
+  // wavelength grid: ends in a space, for the grid and the options under test.
+  std::string args_without_grid() const {
+    return "extract -i " + in.image + " -p " + in.psf + " -o " + out + " " + small_layout +
+           " --log-level quiet --no-truth ";
+  }
+
   void expect_refused_input(std::string const& image, std::string const& psf,
                             std::string const& file, std::string const& hdu,
                             std::vector<std::string> const& words) {
@@ -149,13 +158,11 @@ class BadInputs : public ::testing::Test {
   // (IVAR = 0, ALLBADPIX); bins whose spots are `margin` rows or more away must be intact.
   // Returns the number of lost bins.
   int expect_band_lost(FrameData const& fr, int y0, int y1, int margin = 3) {
-    auto const psf = kspecter::io::read_psf(in.psf);
     int lost = 0, kept = 0;
     for (int s = 0; s < fr.nspec; ++s)
       for (int w = 0; w < fr.nwave; ++w) {
-        double const y = psf.ytrace.value(fr.specmin + s, fr.wavelength[std::size_t(w)]);
-        double const lo = y - psf.hsizey - 1, hi = y + psf.hsizey + 1;
-        std::size_t const i = std::size_t(s) * fr.nwave + std::size_t(w);
+        auto const [lo, hi] = spot_rows(fr.specmin + s, fr.wavelength[std::size_t(w)]);
+        std::size_t const i = bin_index(fr, s, w);
         if (lo >= y0 && hi < y1) {
           ++lost;
           EXPECT_EQ(fr.ivar[i], 0.0f) << "spectrum " << s << ", bin " << w;
@@ -170,14 +177,31 @@ class BadInputs : public ::testing::Test {
     return lost;
   }
 
-  // A copy of the image with rows [y0, y1) of HDU `hdu` set to `value`.
+  // The good PSF, read once per test, on first use.
+  kspecter::psf::GaussHermitePsf const& good_psf() {
+    if (!psf_) psf_ = kspecter::io::read_psf(in.psf);
+    return *psf_;
+  }
+
+  // The rows (lo, hi) that the spot of spectrum `spec` at wavelength `wl` of the good PSF
+  // reaches: its trace's y minus and plus (HSIZEY + 1).
+  std::pair<double, double> spot_rows(int spec, double wl) {
+    auto const& psf = good_psf();
+    double const y = psf.ytrace.value(spec, wl);
+    return {y - psf.hsizey - 1, y + psf.hsizey + 1};
+  }
+
+  // A copy of the image with rows [y0, y1) of HDU `hdu` set to `value`, written with BITPIX
+  // `bitpix` (0: the HDU's own).
   std::string image_with_band(std::string const& name, std::string const& hdu, int y0, int y1,
-                              double value) {
+                              double value, int bitpix = 0) {
     std::string const p = path(name);
-    fe::edit_image(in.image, p, hdu, [&](std::vector<double>& v, std::vector<long> const& ax) {
-      for (long y = y0; y < y1; ++y)
-        for (long x = 0; x < ax[0]; ++x) v[std::size_t(y * ax[0] + x)] = value;
-    });
+    fe::edit_image(in.image, p, hdu,
+                   [&](std::vector<double>& v, std::vector<long> const& ax) {
+                     for (long y = y0; y < y1; ++y)
+                       for (long x = 0; x < ax[0]; ++x) v[std::size_t(y * ax[0] + x)] = value;
+                   },
+                   bitpix);
     return p;
   }
 
@@ -188,6 +212,7 @@ class BadInputs : public ::testing::Test {
   SmallInputs in;
   std::string out, previous;
   std::vector<Refusal> refusals;
+  std::optional<kspecter::psf::GaussHermitePsf> psf_;  // see good_psf()
 };
 
 // ---------------------------------------------------------------------------------- refused
@@ -307,8 +332,7 @@ TEST_F(BadInputs, non_finite_psf_coefficients_are_refused) {
 }
 
 TEST_F(BadInputs, wavelength_grid_outside_the_psf) {
-  std::string const base = "extract -i " + in.image + " -p " + in.psf + " -o " + out + " " +
-                           small_layout + " --log-level quiet --no-truth ";
+  std::string const base = args_without_grid();
   expect_refused(base + "-w 5000,5100,0.8", in.psf, "", {"outside the PSF's range 6000 .. 6200 A"});
   expect_refused(base + "-w 5990,6100,0.8", in.psf, "", {"outside the PSF"});  // partly
   expect_refused(base + "-w 6100,6300,0.8", in.psf, "", {"outside the PSF"});
@@ -319,8 +343,7 @@ TEST_F(BadInputs, wavelength_grid_outside_the_psf) {
 
 // Each refused with a message naming the option, before anything is written.
 void BadInputs::expect_options_refused(std::vector<std::pair<std::string, std::string>> const& cases) {
-  std::string const base = "extract -i " + in.image + " -p " + in.psf + " -o " + out + " " +
-                           small_layout + " --log-level quiet --no-truth ";
+  std::string const base = args_without_grid();
   for (auto const& [args, words] : cases) expect_refused(base + args, "", "", {words});
 }
 
@@ -407,13 +430,8 @@ TEST_F(BadInputs, all_zero_or_fully_masked_ivar_gives_an_empty_valid_frame) {
 
 TEST_F(BadInputs, huge_values_give_finite_frames) {
   // Values beyond the float range in a double image become Inf as floats: unusable pixels.
-  std::string const f8 = path("image_f8_huge.fits");
-  fe::edit_image(in.image, f8, "IMAGE",
-                 [](std::vector<double>& v, std::vector<long> const& ax) {
-                   for (long y = 150; y < 230; ++y)
-                     for (long x = 0; x < ax[0]; ++x) v[std::size_t(y * ax[0] + x)] = 1e300;
-                 },
-                 DOUBLE_IMG);
+  std::string const f8 =
+      image_with_band("image_f8_huge.fits", "IMAGE", 150, 230, 1e300, DOUBLE_IMG);
   std::string const near_max = image_with_band("image_huge.fits", "IMAGE", 150, 230, 3e38);
   std::string const ivar_max = image_with_band("ivar_huge.fits", "IVAR", 150, 230, 3e38);
   auto const frames = expect_frames({extract_args(f8, in.psf, out), extract_args(near_max, in.psf, out),
@@ -425,13 +443,12 @@ TEST_F(BadInputs, huge_values_give_finite_frames) {
   // Pixels near the float limit are numbers, but the fluxes they give do not fit a float32
   // frame: those bins are flagged (IVAR = 0, BAD2DFIT) instead of written as Inf.
   FrameData const& fr = frames[1];
-  auto const psf = kspecter::io::read_psf(in.psf);
   int flagged = 0;
   for (int s = 0; s < fr.nspec; ++s)
     for (int w = 0; w < fr.nwave; ++w) {
-      double const y = psf.ytrace.value(s, fr.wavelength[std::size_t(w)]);
-      if (y - psf.hsizey - 1 < 150 || y + psf.hsizey + 1 >= 230) continue;
-      std::size_t const i = std::size_t(s) * fr.nwave + std::size_t(w);
+      auto const [lo, hi] = spot_rows(s, fr.wavelength[std::size_t(w)]);
+      if (lo < 150 || hi >= 230) continue;
+      std::size_t const i = bin_index(fr, s, w);
       EXPECT_EQ(fr.ivar[i], 0.0f) << s << " " << w;
       EXPECT_TRUE(fr.mask[i] & specmask::BAD2DFIT) << s << " " << w;
       ++flagged;
@@ -462,7 +479,7 @@ TEST_F(BadInputs, traces_leaving_the_ccd_give_masked_bins) {
       double const wl = fr.wavelength[std::size_t(w)];
       double const x = psf.xtrace.value(s, wl), y = psf.ytrace.value(s, wl);
       double const hx = psf.hsizex + 1, hy = psf.hsizey + 1;
-      std::size_t const i = std::size_t(s) * fr.nwave + std::size_t(w);
+      std::size_t const i = bin_index(fr, s, w);
       if (x + hx < 0 || y - hy >= psf.npix_y) {
         ++off;
         EXPECT_EQ(fr.ivar[i], 0.0f) << s << " " << w;

@@ -19,11 +19,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <poll.h>
 #include <random>
-#include <sstream>
 #include <string>
 #include <sys/inotify.h>
 #include <thread>
@@ -35,13 +35,6 @@ namespace {
 using namespace kspecter::test;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::vector<std::string> split(std::string const& line) {
-  std::istringstream in(line);
-  std::vector<std::string> v;
-  for (std::string w; in >> w;) v.push_back(w);
-  return v;
-}
 
 // One output of the run under test: its path, what it held before (nothing when empty), and
 // how to tell that a file there is the complete new output.
@@ -108,9 +101,7 @@ struct Kill : ::testing::Test {
   // Returns true when the signal ended the run.
   bool kill_after(std::string const& args, std::vector<Output> const& outputs, int sig, double delay) {
     for (auto const& o : outputs) o.restore();
-    auto argv = split(args);
-    argv.insert(argv.begin(), kspecter_exe);
-    ChildProcess child(argv, in.dir + "/child.log");
+    ChildProcess child(kspecter_argv(args), in.dir + "/child.log");
     auto const until = Clock::now() + std::chrono::duration<double>(delay);
     while (Clock::now() < until && !child.finished())
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -129,9 +120,7 @@ struct Kill : ::testing::Test {
     int const fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     EXPECT_GE(fd, 0);
     inotify_add_watch(fd, in.dir.c_str(), IN_CREATE);
-    auto argv = split(args);
-    argv.insert(argv.begin(), kspecter_exe);
-    ChildProcess child(argv, in.dir + "/child.log");
+    ChildProcess child(kspecter_argv(args), in.dir + "/child.log");
     bool signalled = false;
     while (!signalled && !child.finished()) {
       pollfd p{fd, POLLIN, 0};

@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -28,6 +27,7 @@ namespace fs = std::filesystem;
 using kspecter::InputError;
 using kspecter::io::PreprocImage;
 using kspecter::io::TruthSpectra;
+using kspecter::test::file_bytes;
 
 // ---------------------------------------------------------------- a minimal FITS writer
 
@@ -103,10 +103,6 @@ std::string fits_bytes(std::vector<RawHdu> const& hdus) {
 
 void write_bytes(std::string const& path, std::string const& bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-}
-std::string read_bytes(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // A small valid image: IMAGE, IVAR, MASK of ny x nx with recognisable values.
@@ -203,7 +199,7 @@ TEST(preproc_file, round_trip_with_truth_and_header) {
 
   // Header cards are typed: an integer, a float, a logical (right-justified to column 30)
   // and a string.
-  std::string const bytes = read_bytes(path).substr(0, 2880 * 2);
+  std::string const bytes = file_bytes(path).substr(0, 2880 * 2);
   auto fixed = [](std::string const& key, std::string const& v) {
     std::string k = key;
     k.resize(8, ' ');
@@ -249,14 +245,14 @@ TEST(preproc_file, failed_write_leaves_previous_file) {
   std::string const dir = kspecter::test::scratch_dir();
   std::string const path = dir + "/p.fits";
   kspecter::io::write_preproc(path, make_image(5, 4));
-  std::string const before = read_bytes(path);
+  std::string const before = file_bytes(path);
   PreprocImage bad = make_image(5, 4);
   bad.ivar.pop_back();
   EXPECT_THROW(kspecter::io::write_preproc(path, bad), kspecter::ParameterError);
   PreprocImage const good = make_image(5, 4);
   EXPECT_THROW(kspecter::io::write_preproc(path, good, nullptr, {{"NAXIS1", "3"}}),
                kspecter::ParameterError);
-  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_EQ(file_bytes(path), before);
   int files = 0;
   for (auto const& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
@@ -394,7 +390,7 @@ TEST(preproc_file, error_corpus) {
     expect_preproc_refused(make("image_3d.fits", b), "IMAGE", "2-D");
   }
   // Truncations: inside IMAGE's data, inside IVAR's header, inside MASK's data.
-  std::string const full = read_bytes(dir + "/valid.fits");
+  std::string const full = file_bytes(dir + "/valid.fits");
   ASSERT_EQ(full.size(), 6u * 2880u);  // 3 x (header block + one data block)
   auto cut = [&](std::string const& name, std::size_t n) {
     std::string const p = dir + "/" + name;
@@ -415,42 +411,50 @@ TEST(preproc_file, error_corpus) {
   expect_preproc_refused(dir + "/does_not_exist.fits", "", "file not found");
 }
 
+// Truth HDUs of two spectra on four wavelength bins: TRUTH_FLUX (4 x 2 values, 1 unless
+// given, with the header cards `cards`) and TRUTH_WAVE (6000 .. 6003 A unless given).
+RawHdu truth_flux_hdu(std::vector<std::string> cards = {},
+                      std::vector<double> const& flux = std::vector<double>(2 * 4, 1.0)) {
+  return image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", flux, std::move(cards));
+}
+RawHdu truth_wave_hdu(std::vector<double> const& wave = {6000, 6001, 6002, 6003}) {
+  return image_hdu<double>(false, -64, {long(wave.size())}, "TRUTH_WAVE", wave);
+}
+
+// The call that reads the truth spectra of `path`, for expect_refused.
+std::function<void()> reading_truth(std::string const& path) {
+  return [path] { kspecter::io::read_truth(path); };
+}
+
 TEST(preproc_file, truth_error_cases) {
   std::string const dir = kspecter::test::scratch_dir();
   auto h = valid_hdus();
-  std::vector<double> wave = {6000, 6001, 6002, 6003};
   auto flux = std::vector<double>(2 * 4, 1.0);
   auto with = [&](std::string const& name, RawHdu const& f, RawHdu const& w) {
     std::string const p = dir + "/" + name;
     write_bytes(p, fits_bytes({h[0], h[1], h[2], f, w}));
     return p;
   };
-  auto good_flux = image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", flux,
-                                     {card("SPECMIN", "7"), card("NSPEC", "2")});
-  auto good_wave = image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", wave);
+  auto good_flux = truth_flux_hdu({card("SPECMIN", "7"), card("NSPEC", "2")}, flux);
+  auto good_wave = truth_wave_hdu();
   auto const t = kspecter::io::read_truth(with("ok.fits", good_flux, good_wave));
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->specmin, 7);
   EXPECT_EQ(t->nspec, 2);
   EXPECT_TRUE(t->objtype.empty());
 
-  auto read = [](std::string const& p) { return [p] { kspecter::io::read_truth(p); }; };
-  std::string p = with("short_wave.fits", good_flux,
-                       image_hdu<double>(false, -64, {3}, "TRUTH_WAVE", {6000, 6001, 6002}));
-  expect_refused(p, "TRUTH_FLUX", "matching TRUTH_WAVE", read(p));
-  p = with("unsorted.fits", good_flux,
-           image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", {6000, 6002, 6001, 6003}));
-  expect_refused(p, "TRUTH_WAVE", "increasing", read(p));
-  p = with("nspec.fits",
-           image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", flux, {card("NSPEC", "3")}),
-           good_wave);
-  expect_refused(p, "TRUTH_FLUX", "NSPEC", read(p));
+  std::string p = with("short_wave.fits", good_flux, truth_wave_hdu({6000, 6001, 6002}));
+  expect_refused(p, "TRUTH_FLUX", "matching TRUTH_WAVE", reading_truth(p));
+  p = with("unsorted.fits", good_flux, truth_wave_hdu({6000, 6002, 6001, 6003}));
+  expect_refused(p, "TRUTH_WAVE", "increasing", reading_truth(p));
+  p = with("nspec.fits", truth_flux_hdu({card("NSPEC", "3")}, flux), good_wave);
+  expect_refused(p, "TRUTH_FLUX", "NSPEC", reading_truth(p));
   flux[5] = std::numeric_limits<double>::quiet_NaN();
-  p = with("nan.fits", image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", flux), good_wave);
-  expect_refused(p, "TRUTH_FLUX", "non-finite", read(p));
+  p = with("nan.fits", truth_flux_hdu({}, flux), good_wave);
+  expect_refused(p, "TRUTH_FLUX", "non-finite", reading_truth(p));
   p = dir + "/no_wave.fits";
   write_bytes(p, fits_bytes({h[0], h[1], h[2], good_flux}));
-  expect_refused(p, "TRUTH_WAVE", "HDU not found", read(p));
+  expect_refused(p, "TRUTH_WAVE", "HDU not found", reading_truth(p));
 }
 
 // ---------------------------------------------------------------- found by fuzzing
@@ -462,22 +466,17 @@ TEST(preproc_file, integer_keys_cfitsio_cannot_convert_are_refused_or_ignored) {
   std::string const dir = kspecter::test::scratch_dir();
   auto h = valid_hdus();
   std::string const junk = sval(std::string(40, 'x'));
-  auto const wave = image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", {6000, 6001, 6002, 6003});
   auto truth_with = [&](std::string const& name, std::string const& specmin) {
     std::string const p = dir + "/" + name;
-    write_bytes(p, fits_bytes({h[0], h[1], h[2],
-                               image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX",
-                                                 std::vector<double>(8, 1.0),
-                                                 {card("SPECMIN", specmin)}),
-                               wave}));
+    write_bytes(p, fits_bytes({h[0], h[1], h[2], truth_flux_hdu({card("SPECMIN", specmin)}),
+                               truth_wave_hdu()}));
     return p;
   };
-  auto read = [](std::string const& p) { return [p] { kspecter::io::read_truth(p); }; };
   std::string p = truth_with("specmin_text.fits", junk);
-  expect_refused(p, "TRUTH_FLUX", "SPECMIN = '" + std::string(40, 'x'), read(p));
+  expect_refused(p, "TRUTH_FLUX", "SPECMIN = '" + std::string(40, 'x'), reading_truth(p));
   // An int that does not fit either (it came back negative before).
   p = truth_with("specmin_huge.fits", "3000000000");
-  expect_refused(p, "TRUTH_FLUX", "SPECMIN 3000000000", read(p));
+  expect_refused(p, "TRUTH_FLUX", "SPECMIN 3000000000", reading_truth(p));
   EXPECT_EQ(kspecter::io::read_truth(truth_with("specmin_plus.fits", "+7"))->specmin, 7);
 
   // The header scan looks NAXIS up by name from where it last read (after EXTNAME), which is
@@ -518,11 +517,9 @@ TEST(preproc_file, sizes_that_overflow_or_outgrow_buffers) {
     cell.resize(80, ' ');
     fm.data.insert(fm.data.end(), cell.begin(), cell.end());
   }
-  auto const flux = image_hdu<double>(false, -64, {4, 2}, "TRUTH_FLUX", std::vector<double>(8, 1.0),
-                                      {card("SPECMIN", "7")});
-  auto const wave = image_hdu<double>(false, -64, {4}, "TRUTH_WAVE", {6000, 6001, 6002, 6003});
   std::string const p = dir + "/objtype80.fits";
-  write_bytes(p, fits_bytes({h[0], h[1], h[2], flux, wave, fm}));
+  write_bytes(p, fits_bytes({h[0], h[1], h[2], truth_flux_hdu({card("SPECMIN", "7")}),
+                             truth_wave_hdu(), fm}));
   auto const t = kspecter::io::read_truth(p);
   ASSERT_TRUE(t.has_value());
   std::string wide_upper = wide;

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -421,11 +420,7 @@ TEST(psf_file, refuses_truncated_and_foreign_files) {
 /// or after the text `after`: cards CFITSIO itself would refuse to write.
 void patch_card(std::string const& path, std::string const& after, std::string const& key,
                 std::string value) {
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = test::file_bytes(path);
   std::string name = key;
   name.resize(8, ' ');
   std::size_t const at = bytes.find(name + "= ", bytes.find(after));

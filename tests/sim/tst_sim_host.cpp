@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -22,6 +20,7 @@
 namespace {
 
 using kspecter::sim::SimulatedImage;
+using kspecter::test::file_bytes;
 using kspecter::sim::SimulateOptions;
 
 // A small CCD so that a full simulation takes a fraction of a second: 30 fibers of the
@@ -42,11 +41,6 @@ bool same_bits(SimulatedImage const& a, SimulatedImage const& b) {
          std::memcmp(a.image.data(), b.image.data(), a.image.size() * sizeof(float)) == 0 &&
          std::memcmp(a.ivar.data(), b.ivar.data(), a.ivar.size() * sizeof(float)) == 0 &&
          a.mask == b.mask;
-}
-
-std::string read_bytes(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST(sim_host, serial_openmp_and_library_give_the_same_bits) {
@@ -100,7 +94,7 @@ TEST(sim_host, written_files_are_identical_for_one_seed) {
     t.flux = spectra.flux;
     t.objtype = spectra.objtype;
     kspecter::io::write_preproc(dir + "/" + name, img, &t, {{"SIMSEED", std::to_string(seed)}});
-    return read_bytes(dir + "/" + name);
+    return file_bytes(dir + "/" + name);
   };
   std::string const a = write(8, "a.fits"), b = write(8, "b.fits"), c = write(9, "c.fits");
   EXPECT_GT(a.size(), 400u * 4128u * 12u);

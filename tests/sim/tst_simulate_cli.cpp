@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <sys/wait.h>
@@ -22,13 +21,9 @@
 namespace {
 
 using Result = kspecter::test::CommandResult;
+using kspecter::test::file_bytes;
 
 Result run(std::string const& args) { return kspecter::test::run_kspecter(args); }
-
-std::string read_bytes(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // A narrow synthetic PSF (30 fibers on 400 columns) keeps every file ~20 MB.
 class SimulateCli : public ::testing::Test {
@@ -52,9 +47,9 @@ TEST_F(SimulateCli, same_seed_same_file_on_any_thread_count) {
   auto const c = run("simulate --psf " + psf + " -n 12 -s 3 -w 6000,6200,0.8 --seed 4 -o " + dir +
                      "/c.fits");
   ASSERT_EQ(c.status, 0) << c.out;
-  std::string const ba = read_bytes(dir + "/a.fits");
-  EXPECT_TRUE(ba == read_bytes(dir + "/b.fits"));
-  EXPECT_FALSE(ba == read_bytes(dir + "/c.fits"));
+  std::string const ba = file_bytes(dir + "/a.fits");
+  EXPECT_TRUE(ba == file_bytes(dir + "/b.fits"));
+  EXPECT_FALSE(ba == file_bytes(dir + "/c.fits"));
 
   auto const img = kspecter::io::read_preproc(dir + "/a.fits");
   EXPECT_EQ(img.nx, 400);

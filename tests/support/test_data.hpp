@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace kspecter::test {
@@ -35,6 +37,12 @@ inline std::string scratch_dir() {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+/// The whole content of the file at `path`, byte for byte ("" when it cannot be read).
+inline std::string file_bytes(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace kspecter::test
