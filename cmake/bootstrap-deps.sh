@@ -115,7 +115,7 @@ if [ "$backend" = cuda ]; then
   fi
   command -v nvcc >/dev/null 2>&1 || { log "nvcc not found: put the CUDA toolkit's bin on PATH or set CUDA_ROOT"; false; }
   log "CUDA: $(nvcc --version | tail -n 2 | head -n 1), Kokkos_ARCH_${cuda_arch}"
-  step="patch Kokkos $kokkos_version for nvcc 13 and Hopper"
+  step="patch Kokkos $kokkos_version (nvcc 13, Hopper, team scratch)"
   for p in "$here"/patches/kokkos-"$kokkos_version"-*.patch; do
     [ -f "$p" ] || continue
     log "applying $(basename "$p")"

@@ -1,5 +1,7 @@
 #include "fits_support.hpp"
 
+#include "atomic_output.hpp"
+
 #include <charconv>
 
 namespace kspecter::io {
@@ -13,6 +15,12 @@ std::string fits_message(int status) {
     msg += std::string(" (") + detail + ")";
   fits_clear_errmsg();
   return msg + " [status " + std::to_string(status) + "]";
+}
+
+FitsPtr create_fits(AtomicOutput& out, int& status) {
+  fitsfile* raw = nullptr;
+  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
+  return FitsPtr(raw);
 }
 
 std::optional<std::string> read_key_text(fitsfile* f, char const* key) {
@@ -33,6 +41,11 @@ std::optional<long long> parse_integer(std::string_view v) {
   auto const [end, err] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || err != std::errc() || end != v.data() + v.size()) return std::nullopt;
   return out;
+}
+
+std::optional<long long> read_integer_key(fitsfile* f, char const* key) {
+  auto const text = read_key_text(f, key);
+  return text ? parse_integer(*text) : std::nullopt;
 }
 
 }  // namespace kspecter::io

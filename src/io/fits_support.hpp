@@ -11,6 +11,8 @@
 
 namespace kspecter::io {
 
+class AtomicOutput;
+
 struct FitsCloser {
   void operator()(fitsfile* f) const {
     int status = 0;
@@ -25,6 +27,10 @@ using FitsPtr = std::unique_ptr<fitsfile, FitsCloser>;
 /// which it then clears.
 std::string fits_message(int status);
 
+/// Creates `out`'s temporary as a new FITS file (fits_create_diskfile: the name taken
+/// literally, no extended-filename syntax). Null with `status` set when CFITSIO cannot.
+FitsPtr create_fits(AtomicOutput& out, int& status);
+
 /// The value text of keyword `key` in the current HDU (a string keeps its quotes), nullopt
 /// when the keyword is absent.
 std::optional<std::string> read_key_text(fitsfile* f, char const* key);
@@ -34,5 +40,9 @@ std::optional<std::string> read_key_text(fitsfile* f, char const* key);
 /// fits_read_key of an integer type) overruns its message buffer on a long value that is not
 /// an integer.
 std::optional<long long> parse_integer(std::string_view text);
+
+/// Integer keyword `key` of the current HDU through parse_integer: nullopt when it is absent
+/// or not an integer.
+std::optional<long long> read_integer_key(fitsfile* f, char const* key);
 
 }  // namespace kspecter::io

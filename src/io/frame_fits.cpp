@@ -59,11 +59,8 @@ std::vector<T> read_image(fitsfile* f, std::string const& file, char const* extn
 void write_frame_fits(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   int status = 0;
-  fitsfile* raw = nullptr;
-  // fits_create_diskfile: the name literally (no extended-filename syntax)
-  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
+  FitsPtr f = create_fits(out, status);
   check(status, path, "", "cannot create file");
-  FitsPtr f(raw);
   long const nspec = fr.nspec, nwave = fr.nwave, nd = 2 * fr.ndiag + 1;
 
   // Primary HDU: FLUX, with the frame's header.
@@ -113,8 +110,7 @@ void write_frame_fits(std::string const& path, FrameData const& fr) {
     write_image(f.get(), path, "MODEL", FLOAT_IMG, TFLOAT, {long(fr.model_nx), long(fr.model_ny)},
                 fr.model.data(), "electron");
   fits_write_chksum(f.get(), &status);
-  raw = f.release();
-  fits_close_file(raw, &status);
+  fits_close_file(f.release(), &status);
   check(status, path, "", "cannot finish writing");
   out.commit();
 }
@@ -126,19 +122,15 @@ void write_model_image(std::string const& path, int nx, int ny, std::vector<floa
                          " pixels, expected " + std::to_string(std::size_t(nx) * ny));
   AtomicOutput out(path);
   int status = 0;
-  fitsfile* raw = nullptr;
-  // fits_create_diskfile: the name literally (no extended-filename syntax)
-  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
+  FitsPtr f = create_fits(out, status);
   check(status, path, "", "cannot create file");
-  FitsPtr f(raw);
   write_image(f.get(), path, "MODEL", FLOAT_IMG, TFLOAT, {long(nx), long(ny)}, model.data(),
               "electron");
   for (auto const& [key, value] : header)
     fits_update_key_longstr(f.get(), const_cast<char*>(key.c_str()),
                             const_cast<char*>(value.c_str()), nullptr, &status);
   fits_write_chksum(f.get(), &status);
-  raw = f.release();
-  fits_close_file(raw, &status);
+  fits_close_file(f.release(), &status);
   check(status, path, "MODEL", "cannot finish writing");
   out.commit();
 }
@@ -156,9 +148,8 @@ FrameData read_frame_fits(std::string const& path) {
   fr.nwave = static_cast<int>(ax[0]);
   fr.nspec = static_cast<int>(ax[1]);
   // Integer keywords go through parse_integer, not CFITSIO's conversion (fits_support.hpp).
-  if (auto const text = read_key_text(f.get(), "SPECMIN"))
-    if (auto const v = parse_integer(*text); v && *v >= 0 && *v <= std::numeric_limits<int>::max())
-      fr.specmin = static_cast<int>(*v);
+  if (auto const v = read_integer_key(f.get(), "SPECMIN"); v && *v >= 0 && *v <= std::numeric_limits<int>::max())
+    fr.specmin = static_cast<int>(*v);
   fr.ivar = read_image<float>(f.get(), path, "IVAR", TFLOAT, ax);
   fr.mask = read_image<std::uint32_t>(f.get(), path, "MASK", TUINT, ax);
   fr.wavelength = read_image<double>(f.get(), path, "WAVELENGTH", TDOUBLE, ax);

@@ -134,10 +134,7 @@ class FitsIn {
       fits_clear_errmsg();
       LONGLONG headstart = 0, datastart = 0, dataend = 0;
       fits_get_hduaddrll(f, &headstart, &datastart, &dataend, &status);
-      auto key = [&](char const* k, long long def) {
-        auto const text = read_key_text(f, k);
-        return (text ? parse_integer(*text) : std::nullopt).value_or(def);
-      };
+      auto key = [&](char const* k, long long def) { return read_integer_key(f, k).value_or(def); };
       long long const naxis = key("NAXIS", 0);
       // The product saturates: sizes that overflow are sizes no file of ours holds.
       long long n = naxis > 0 ? 1 : 0;
@@ -472,10 +469,8 @@ void write_preproc(std::string const& path, PreprocImage const& img, TruthSpectr
 
   AtomicOutput out(path);
   int status = 0;
-  fitsfile* raw = nullptr;
-  out.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &status); });
+  FitsPtr f = create_fits(out, status);
   check_write(status, path, "", "cannot create file");
-  FitsPtr f(raw);
 
   write_image_hdu(f.get(), path, "IMAGE", FLOAT_IMG, TFLOAT, {long(img.nx), long(img.ny)},
                   img.image.data(), "electron");
@@ -519,8 +514,7 @@ void write_preproc(std::string const& path, PreprocImage const& img, TruthSpectr
       check_write(status, path, "FIBERMAP", "cannot write table");
     }
   }
-  raw = f.release();
-  fits_close_file(raw, &status);
+  fits_close_file(f.release(), &status);
   check_write(status, path, "", "cannot finish writing");
   out.commit();
 }

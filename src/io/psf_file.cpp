@@ -355,11 +355,9 @@ class Writer {
  public:
   explicit Writer(std::string const& final_path) : out_(final_path), final_(final_path) {
     int st = 0;
-    fitsfile* raw = nullptr;
-    out_.create([&](char const* temp) { fits_create_diskfile(&raw, temp, &st); });
+    f_ = create_fits(out_, st);
     if (st)
       throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
-    f_.reset(raw);
   }
   void check(int st, std::string const& hdu, std::string const& doing) {
     if (st) throw Error(final_ + ": HDU '" + hdu + "': cannot " + doing + ": " + fits_message(st));

@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,17 +56,6 @@ inline ::testing::AssertionResult clean_frame(io::FrameData const& fr) {
     if (!std::isfinite(fr.resolution[i]))
       return ::testing::AssertionFailure() << "RESOLUTION value " << i << " is " << fr.resolution[i];
   return ::testing::AssertionSuccess();
-}
-
-/// Names in `dir` that are temporaries of kspecter's atomic writes (".NAME.tmp.HOST.PID").
-inline std::vector<std::string> temp_files(std::string const& dir) {
-  std::vector<std::string> out;
-  for (auto const& e : std::filesystem::directory_iterator(dir)) {
-    std::string const name = e.path().filename().string();
-    if (name.size() > 1 && name[0] == '.' && name.find(".tmp.") != std::string::npos)
-      out.push_back(name);
-  }
-  return out;
 }
 
 }  // namespace kspecter::test

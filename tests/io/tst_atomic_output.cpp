@@ -32,12 +32,7 @@ namespace fs = std::filesystem;
 using kspecter::io::AtomicOutput;
 
 // The hidden temporaries in `dir`.
-int temporaries(std::string const& dir) {
-  int n = 0;
-  for (auto const& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".tmp.") != std::string::npos) ++n;
-  return n;
-}
+int temporaries(std::string const& dir) { return int(kspecter::test::temp_files(dir).size()); }
 
 void create_empty(AtomicOutput& out) {
   out.create([](char const* temp) { ::close(::open(temp, O_CREAT | O_WRONLY | O_TRUNC, 0644)); });

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace kspecter::test {
 
@@ -43,6 +44,17 @@ inline std::string scratch_dir() {
 inline std::string file_bytes(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Names in `dir` that are temporaries of kspecter's atomic writes (".NAME.tmp.HOST.PID").
+inline std::vector<std::string> temp_files(std::string const& dir) {
+  std::vector<std::string> out;
+  for (auto const& e : std::filesystem::directory_iterator(dir)) {
+    std::string const name = e.path().filename().string();
+    if (name.size() > 1 && name[0] == '.' && name.find(".tmp.") != std::string::npos)
+      out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace kspecter::test
