@@ -52,9 +52,10 @@ struct Args {
 };
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
-               "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB]\n");
+  std::fprintf(
+      stderr,
+      "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
+      "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB]\n");
   return 2;
 }
 
@@ -66,7 +67,8 @@ struct Work {
   double spots = 0, assembly = 0, factorisation = 0, covariance = 0, decorrelation = 0, quality = 0;
 };
 
-Work flop_model(psf::GaussHermitePsf const& p, extract::FrameResult const& r, extract::ExtractOptions const& o) {
+Work flop_model(psf::GaussHermitePsf const& p, extract::FrameResult const& r,
+                extract::ExtractOptions const& o) {
   Work w;
   double const n = r.stats.n, m = r.stats.block;
   double const npatch = r.stats.npatch;
@@ -86,12 +88,14 @@ Work flop_model(psf::GaussHermitePsf const& p, extract::FrameResult const& r, ex
 
 template <class Space>
 void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> const& image,
-         std::vector<float> const& ivar, extract::ExtractOptions const& opt, Args const& a, bool real_psf) {
+         std::vector<float> const& ivar, extract::ExtractOptions const& opt, Args const& a,
+         bool real_psf) {
   using mem = typename Space::memory_space;
   constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
   Space space;
   int const ny = p.npix_y, nx = p.npix_x;
-  Kokkos::View<double**, Kokkos::LayoutRight, mem> dimg("bench::image", ny, nx), divar("bench::ivar", ny, nx);
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> dimg("bench::image", ny, nx),
+      divar("bench::ivar", ny, nx);
   {
     auto hi = Kokkos::create_mirror_view(dimg);
     auto hv = Kokkos::create_mirror_view(divar);
@@ -132,10 +136,11 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
                                          {"kspecter::extract::decorrelation", w.decorrelation},
                                          {"kspecter::extract::quality", w.quality}};
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
-  std::printf("\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-              "in %d batch(es)\n",
-              name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
-              res.stats.npatch, res.stats.n, res.stats.nbatch);
+  std::printf(
+      "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
+      "in %d batch(es)\n",
+      name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
+      res.stats.npatch, res.stats.n, res.stats.nbatch);
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
   for (auto const& e : best_times.entries()) {
@@ -144,7 +149,8 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     sum += e.seconds;
     fsum += f;
     if (f > 0)
-      std::printf("%-34s %10.4f %12.2f %10.1f\n", e.stage.c_str(), e.seconds, f * 1e-9, f * 1e-9 / e.seconds);
+      std::printf("%-34s %10.4f %12.2f %10.1f\n", e.stage.c_str(), e.seconds, f * 1e-9,
+                  f * 1e-9 / e.seconds);
     else
       std::printf("%-34s %10.4f %12s %10s\n", e.stage.c_str(), e.seconds, "-", "-");
   }
@@ -153,13 +159,18 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   for (double t : totals) std::printf(" %.4f", t);
   std::printf(")\n");
   double const img_bytes = 2.0 * double(ny) * nx * sizeof(double);
-  std::printf("peak device memory: %.1f MiB held by extract_frame (+ %.1f MiB input image/ivar; solve/ and psf/ "
-              "workspaces not counted)\n",
-              double(res.stats.peak_device_bytes) / (1 << 20), img_bytes / (1 << 20));
-  std::printf("throughput: %.1f spectra/s, %.3f s per bundle, %.3f s per 500-fiber frame (extrapolated)\n",
-              res.nspec / best, best / nbund, best / res.nspec * 500);
-  std::printf("failed patches: %d; work: %lld spots, %.3g assembly and %.3g quality pixel products\n",
-              res.stats.nfailed, res.stats.nspots, double(res.stats.assembly_macs), double(res.stats.quality_macs));
+  std::printf(
+      "peak device memory: %.1f MiB held by extract_frame (+ %.1f MiB input image/ivar; solve/ and "
+      "psf/ "
+      "workspaces not counted)\n",
+      double(res.stats.peak_device_bytes) / (1 << 20), img_bytes / (1 << 20));
+  std::printf(
+      "throughput: %.1f spectra/s, %.3f s per bundle, %.3f s per 500-fiber frame (extrapolated)\n",
+      res.nspec / best, best / nbund, best / res.nspec * 500);
+  std::printf(
+      "failed patches: %d; work: %lld spots, %.3g assembly and %.3g quality pixel products\n",
+      res.stats.nfailed, res.stats.nspots, double(res.stats.assembly_macs),
+      double(res.stats.quality_macs));
   // A sanity figure: median chi2pix and the fraction of bins with ivar > 0.
   std::vector<double> c2;
   long good = 0;
@@ -169,11 +180,13 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
       c2.push_back(res.chi2pix[i]);
     }
   std::nth_element(c2.begin(), c2.begin() + long(c2.size() / 2), c2.end());
-  std::printf("bins with ivar > 0: %.2f %%, median chi2pix %.3f\n", 100.0 * good / double(res.ivar.size()),
-              c2.empty() ? 0.0 : c2[c2.size() / 2]);
-  std::printf("reference (issue 4): gpu_specter 24.2 s/frame on one H200 (11.2 s with 10 MPS ranks); "
-              "128-166 s per bundle on 2 CPU cores; specter 98-123 s per bundle\n");
-  std::printf("targets: %s\n", host ? "<= 10 s per bundle on 2 CPU cores" : "<= 1 s per frame on an H200");
+  std::printf("bins with ivar > 0: %.2f %%, median chi2pix %.3f\n",
+              100.0 * good / double(res.ivar.size()), c2.empty() ? 0.0 : c2[c2.size() / 2]);
+  std::printf(
+      "reference (issue 4): gpu_specter 24.2 s/frame on one H200 (11.2 s with 10 MPS ranks); "
+      "128-166 s per bundle on 2 CPU cores; specter 98-123 s per bundle\n");
+  std::printf("targets: %s\n",
+              host ? "<= 10 s per bundle on 2 CPU cores" : "<= 1 s per frame on an H200");
 }
 
 }  // namespace
@@ -184,15 +197,24 @@ int main(int argc, char** argv) {
     std::string const s = argv[i];
     auto next = [&]() -> char const* { return i + 1 < argc ? argv[++i] : nullptr; };
     char const* v = nullptr;
-    if (s == "--psf" && (v = next())) a.psf = v;
-    else if (s == "--nbundles" && (v = next())) a.nbundles = std::atoi(v);
-    else if (s == "--backend" && (v = next())) a.backend = v;
-    else if (s == "--threads" && (v = next())) a.threads = std::atoi(v);
-    else if (s == "--device" && (v = next())) a.device = std::atoi(v);
-    else if (s == "--repeat" && (v = next())) a.repeat = std::atoi(v);
-    else if (s == "--warmup" && (v = next())) a.warmup = std::atoi(v);
-    else if (s == "--budget" && (v = next())) a.budget_gib = std::atof(v);
-    else return usage();
+    if (s == "--psf" && (v = next()))
+      a.psf = v;
+    else if (s == "--nbundles" && (v = next()))
+      a.nbundles = std::atoi(v);
+    else if (s == "--backend" && (v = next()))
+      a.backend = v;
+    else if (s == "--threads" && (v = next()))
+      a.threads = std::atoi(v);
+    else if (s == "--device" && (v = next()))
+      a.device = std::atoi(v);
+    else if (s == "--repeat" && (v = next()))
+      a.repeat = std::atoi(v);
+    else if (s == "--warmup" && (v = next()))
+      a.warmup = std::atoi(v);
+    else if (s == "--budget" && (v = next()))
+      a.budget_gib = std::atof(v);
+    else
+      return usage();
   }
   compat::initialize({a.threads, a.device});
   int rc = 0;
@@ -240,8 +262,9 @@ int main(int argc, char** argv) {
     sim::SimulateOptions so;
     so.seed = 42;
     sim::SimulatedImage const img = sim::simulate_on_host(p, spectra, so);
-    std::printf("simulated %d fibers x %zu bins on the host in %.2f s (%s PSF, CCD %d x %d)\n", opt.nspec,
-                simwave.size(), now() - ts, real ? "real r0" : "synthetic", p.npix_x, p.npix_y);
+    std::printf("simulated %d fibers x %zu bins on the host in %.2f s (%s PSF, CCD %d x %d)\n",
+                opt.nspec, simwave.size(), now() - ts, real ? "real r0" : "synthetic", p.npix_x,
+                p.npix_y);
     (void)wave;
 
     try {

@@ -14,19 +14,21 @@
 #include <kspecter/psf/synthetic_psf.hpp>
 #include <kspecter/sim/simulate.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <type_traits>
-#include <unistd.h>
 #include <vector>
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Row {
   std::string backend;
@@ -70,7 +72,8 @@ Row run_backend(char const* name, kspecter::psf::GaussHermitePsf const& psf,
       if (e.stage == "kspecter::sim::project") project = e.seconds;
       if (e.stage == "kspecter::sim::noise") noise = e.seconds;
     }
-    if (total < best.total) best = {name, Space().concurrency(), spectra_seconds, spots, project, noise, write, total};
+    if (total < best.total)
+      best = {name, Space().concurrency(), spectra_seconds, spots, project, noise, write, total};
   }
   return best;
 }
@@ -84,14 +87,19 @@ int main(int argc, char** argv) {
   std::string backends = "serial,openmp,device";
   for (int i = 1; i < argc; ++i) {
     std::string const a = argv[i];
-    if (a == "--nspec" && i + 1 < argc) nspec = std::atoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
-    else if (a == "--backends" && i + 1 < argc) backends = argv[++i];
+    if (a == "--nspec" && i + 1 < argc)
+      nspec = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::atoi(argv[++i]);
+    else if (a == "--backends" && i + 1 < argc)
+      backends = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: bench_simulate [PSF|synthetic] [--nspec N] [--repeat N] "
-                  "[--backends serial,openmp,device]\n");
+      std::printf(
+          "usage: bench_simulate [PSF|synthetic] [--nspec N] [--repeat N] "
+          "[--backends serial,openmp,device]\n");
       return 0;
-    } else psf_path = a;
+    } else
+      psf_path = a;
   }
   kspecter::compat::initialize({});
   int rc = 0;
@@ -103,23 +111,26 @@ int main(int argc, char** argv) {
     auto const ts = Clock::now();
     auto const spectra = kspecter::sim::make_spectra(1, 0, nspec, grid);
     double const spectra_seconds = since(ts);
-    std::string const out =
-        (std::filesystem::temp_directory_path() / ("bench_simulate." + std::to_string(::getpid()) + ".fits"))
-            .string();
+    std::string const out = (std::filesystem::temp_directory_path() /
+                             ("bench_simulate." + std::to_string(::getpid()) + ".fits"))
+                                .string();
 
-    std::printf("bench_simulate: PSF %s, %d fibers x %zu wavelengths (r camera), CCD %d x %d, "
-                "spots %d x %d, best of %d\n",
-                psf_path.c_str(), nspec, grid.size(), psf.npix_y, psf.npix_x, psf.spot_ny(),
-                psf.spot_nx(), repeat);
+    std::printf(
+        "bench_simulate: PSF %s, %d fibers x %zu wavelengths (r camera), CCD %d x %d, "
+        "spots %d x %d, best of %d\n",
+        psf_path.c_str(), nspec, grid.size(), psf.npix_y, psf.npix_x, psf.spot_ny(), psf.spot_nx(),
+        repeat);
     std::vector<Row> rows;
     auto wants = [&](char const* b) { return backends.find(b) != std::string::npos; };
 #ifdef KOKKOS_ENABLE_SERIAL
     if (wants("serial"))
-      rows.push_back(run_backend<Kokkos::Serial>("Serial", psf, spectra, spectra_seconds, repeat, out));
+      rows.push_back(
+          run_backend<Kokkos::Serial>("Serial", psf, spectra, spectra_seconds, repeat, out));
 #endif
 #ifdef KOKKOS_ENABLE_OPENMP
     if (wants("openmp"))
-      rows.push_back(run_backend<Kokkos::OpenMP>("OpenMP", psf, spectra, spectra_seconds, repeat, out));
+      rows.push_back(
+          run_backend<Kokkos::OpenMP>("OpenMP", psf, spectra, spectra_seconds, repeat, out));
 #endif
     if (wants("device") &&
         !std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
@@ -135,9 +146,10 @@ int main(int argc, char** argv) {
       std::printf("%-8s %7d %8.3fs %8.3fs %8.3fs %8.3fs %8.3fs %8.3fs %12.2f %12.1f\n",
                   r.backend.c_str(), r.concurrency, r.spectra, r.spots, r.project, r.noise, r.write,
                   r.total, nspot / r.spots / 1e6, npix / r.noise / 1e6);
-    std::printf("\n(spots includes copying the PSF to the backend; total = all stages, the write "
-                "of a %.0f MB file included; target: total <= 10 s on 2 CPU cores)\n",
-                npix * 12 / 1e6);
+    std::printf(
+        "\n(spots includes copying the PSF to the backend; total = all stages, the write "
+        "of a %.0f MB file included; target: total <= 10 s on 2 CPU cores)\n",
+        npix * 12 / 1e6);
     if (rows.empty()) rc = 1;
   }
   Kokkos::finalize();

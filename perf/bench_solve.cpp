@@ -70,12 +70,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string const k = argv[i];
     int const v = std::atoi(argv[i + 1]);
-    if (k == "--nmat") nmat = v;
-    else if (k == "--nfiber") nfiber = v;
-    else if (k == "--m") m = v;
-    else if (k == "--reps") reps = v;
-    else if (k == "--threads") opt.num_threads = v;
-    else if (k == "--device") opt.device_id = v;
+    if (k == "--nmat")
+      nmat = v;
+    else if (k == "--nfiber")
+      nfiber = v;
+    else if (k == "--m")
+      m = v;
+    else if (k == "--reps")
+      reps = v;
+    else if (k == "--threads")
+      opt.num_threads = v;
+    else if (k == "--device")
+      opt.device_id = v;
     else {
       std::fprintf(stderr, "bench_solve: unknown option %s\n", k.c_str());
       return 2;
@@ -118,8 +124,7 @@ int main(int argc, char** argv) {
       Kokkos::deep_copy(space, y, y0);
       double c1, c2, c3, c4;
       double const t1 = timed(space, &c1, [&] { kspecter::solve::cholesky(space, a, info); });
-      double const t2 =
-          timed(space, &c2, [&] { kspecter::solve::cholesky_solve(space, a, y); });
+      double const t2 = timed(space, &c2, [&] { kspecter::solve::cholesky_solve(space, a, y); });
       double const t3 =
           timed(space, &c3, [&] { kspecter::solve::inverse_diagonal_blocks(space, a, c); });
       double const t4 = timed(space, &c4, [&] { kspecter::solve::inverse_sqrt(space, blocks); });
@@ -164,12 +169,13 @@ int main(int argc, char** argv) {
     std::printf("%-16s %11s %11s %10s %14s %15s\n", "operation", "best [s]", "median [s]",
                 "GFLOP/s", "matrices/s", "cpu/thread [s]");
     for (auto const& row : rows)
-      std::printf("%-16s %11.4f %11.4f %10.2f %14.1f %15.4f\n", row.name, row.s.best,
-                  row.s.median, row.flops * nmat / row.s.best * 1e-9,
-                  double(nmat) * row.per / row.s.best, row.cpu.best);
-    std::printf("(inverse_sqrt: matrices/s counts %dx%d blocks; GFLOP/s: nominal dense flops; cpu/thread:\n"
-                " process CPU time / threads, the wall time to expect on otherwise idle cores)\n",
-                m, m);
+      std::printf("%-16s %11.4f %11.4f %10.2f %14.1f %15.4f\n", row.name, row.s.best, row.s.median,
+                  row.flops * nmat / row.s.best * 1e-9, double(nmat) * row.per / row.s.best,
+                  row.cpu.best);
+    std::printf(
+        "(inverse_sqrt: matrices/s counts %dx%d blocks; GFLOP/s: nominal dense flops; cpu/thread:\n"
+        " process CPU time / threads, the wall time to expect on otherwise idle cores)\n",
+        m, m);
   }
   Kokkos::finalize();
   return 0;

@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -81,8 +81,8 @@ void bench(char const* name, psf::GaussHermitePsf const& p, std::vector<double> 
   bool const host = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
   // Process CPU time: on a busy machine wall time overstates the cost; on a GPU it is the
   // host's waiting.
-  std::printf("%-8s %6d %10.2f %10.2f %10.2f %12.3g %10.2f %10.2f   %s\n", name, conc,
-              1e3 * tmin, 1e3 * tmed, 1e3 * cpu.front(), nspots / tmin, bytes / tmin / 1e9,
+  std::printf("%-8s %6d %10.2f %10.2f %10.2f %12.3g %10.2f %10.2f   %s\n", name, conc, 1e3 * tmin,
+              1e3 * tmed, 1e3 * cpu.front(), nspots / tmin, bytes / tmin / 1e9,
               1e3 * std::chrono::duration<double>(t1 - t0).count(),
               host ? (conc <= 2 ? "target <= 1000 ms on 2 cores" : "(2-core target: <= 1000 ms)")
                    : "target <= 10 ms on an H200");
@@ -101,11 +101,16 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (s == "--psf") a.psf = next();
-    else if (s == "--repeat") a.repeat = std::max(1, std::atoi(next().c_str()));
-    else if (s == "--threads") a.threads = std::atoi(next().c_str());
-    else if (s == "--nfiber") a.nfiber = std::max(1, std::atoi(next().c_str()));
-    else if (s == "--backend") a.backend = next();
+    if (s == "--psf")
+      a.psf = next();
+    else if (s == "--repeat")
+      a.repeat = std::max(1, std::atoi(next().c_str()));
+    else if (s == "--threads")
+      a.threads = std::atoi(next().c_str());
+    else if (s == "--nfiber")
+      a.nfiber = std::max(1, std::atoi(next().c_str()));
+    else if (s == "--backend")
+      a.backend = next();
     else {
       std::fprintf(stderr,
                    "usage: bench_spots [--psf FILE|synthetic] [--repeat N] [--threads N] "
@@ -127,11 +132,12 @@ int main(int argc, char** argv) {
     int const ncore = int((wmax - wmin) / dw + 0.5) + 1;
     std::vector<double> waves;
     for (int i = -12; i < ncore + 62; ++i) waves.push_back(wmin + i * dw);
-    std::printf("spots of a full r frame: %d fibers x %zu wavelengths (%d core + 74 padding), "
-                "%d x %d px, GH degree %d/%d, PSF %s\n",
-                std::min(a.nfiber, p.nfiber), waves.size(), ncore, p.spot_ny(), p.spot_nx(),
-                p.ghdegx, p.ghdegy, path.empty() || path == "synthetic" ? "synthetic" : path.c_str());
-      std::printf("%-8s %6s %10s %10s %10s %12s %10s %10s\n", "backend", "conc", "min ms",
+    std::printf(
+        "spots of a full r frame: %d fibers x %zu wavelengths (%d core + 74 padding), "
+        "%d x %d px, GH degree %d/%d, PSF %s\n",
+        std::min(a.nfiber, p.nfiber), waves.size(), ncore, p.spot_ny(), p.spot_nx(), p.ghdegx,
+        p.ghdegy, path.empty() || path == "synthetic" ? "synthetic" : path.c_str());
+    std::printf("%-8s %6s %10s %10s %10s %12s %10s %10s\n", "backend", "conc", "min ms",
                 "median ms", "cpu ms", "spots/s", "GB/s out", "upload ms");
 #if defined(KOKKOS_ENABLE_CUDA)
     bench<Kokkos::Cuda>("cuda", p, waves, a);

@@ -266,8 +266,9 @@ int run_extract_job(Session& session, ExtractJob const& job) {
       local.on_batch_done = [&](int done, int total) {
         monitor.poll();
         char line[200];
-        std::snprintf(line, sizeof line, "rank 0, its frame %d/%d: bundles %d/%d done, elapsed %.1f s",
-                      int(i) + 1, int(mine.size()), done, total, log.elapsed() - t0);
+        std::snprintf(line, sizeof line,
+                      "rank 0, its frame %d/%d: bundles %d/%d done, elapsed %.1f s", int(i) + 1,
+                      int(mine.size()), done, total, log.elapsed() - t0);
         log.info(std::string(line) + "  " + spec.output);
       };
 
@@ -275,7 +276,8 @@ int run_extract_job(Session& session, ExtractJob const& job) {
     auto fr = std::make_shared<extract::FrameResult>();
     auto const tx = std::chrono::steady_clock::now();
     try {
-      *fr = share.nspec > 0 ? extract_with_backend(job.backend, in, local, times) : empty_share(in, local);
+      *fr = share.nspec > 0 ? extract_with_backend(job.backend, in, local, times)
+                            : empty_share(in, local);
     } catch (std::exception const& e) {
       error = e.what();
     }
@@ -307,32 +309,38 @@ int run_extract_job(Session& session, ExtractJob const& job) {
     std::string ranks;
     for (int r : summary.failed_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
     std::fprintf(stderr, "kspecter extract: error: %s\n", summary.error.c_str());
-    std::fprintf(stderr, "kspecter extract: stopped after %d of %d frame%s were written (failed on rank%s %s)\n",
-                 summary.frames_done, nframes, nframes == 1 ? "" : "s",
-                 summary.failed_ranks.size() == 1 ? "" : "s", ranks.c_str());
+    std::fprintf(
+        stderr,
+        "kspecter extract: stopped after %d of %d frame%s were written (failed on rank%s %s)\n",
+        summary.frames_done, nframes, nframes == 1 ? "" : "s",
+        summary.failed_ranks.size() == 1 ? "" : "s", ranks.c_str());
     return 1;
   }
   if (rank != 0) return 0;
 
-  std::string const space = job.backend == "auto" ? Kokkos::DefaultExecutionSpace::name() : job.backend;
+  std::string const space =
+      job.backend == "auto" ? Kokkos::DefaultExecutionSpace::name() : job.backend;
   if (nframes == 1) {
     log.info("wrote " + job.frames[0].output + (job.model.empty() ? "" : " and " + job.model));
-    std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n", single->nspec,
-                single->nwave, summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s", space.c_str());
+    std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n",
+                single->nspec, single->nwave, summary.max_busy_seconds, nranks,
+                nranks == 1 ? "" : "s", space.c_str());
     if (job.truth_pulls) {
       if (auto truth = io::read_truth(job.frames[0].image)) {
         auto const p = extract::truth_pulls(*single, truth->wavelength, truth->flux, truth->specmin,
                                             truth->nspec);
-        std::printf("pull against truth (flux - R truth) sqrt(ivar) over %lld bins: median %+.4f, "
-                    "robust std %.4f, mean %+.4f, std %.4f\n",
-                    p.n, p.median, p.robust_std, p.mean, p.std);
+        std::printf(
+            "pull against truth (flux - R truth) sqrt(ivar) over %lld bins: median %+.4f, "
+            "robust std %.4f, mean %+.4f, std %.4f\n",
+            p.n, p.median, p.robust_std, p.mean, p.std);
       }
     }
   } else {
-    std::printf("extracted %d frames in %.3f s on %d rank%s (%s): %.3f frames/s; busiest rank "
-                "extracted for %.3f s\n",
-                nframes, wall, nranks, nranks == 1 ? "" : "s", space.c_str(), nframes / wall,
-                summary.max_busy_seconds);
+    std::printf(
+        "extracted %d frames in %.3f s on %d rank%s (%s): %.3f frames/s; busiest rank "
+        "extracted for %.3f s\n",
+        nframes, wall, nranks, nranks == 1 ? "" : "s", space.c_str(), nframes / wall,
+        summary.max_busy_seconds);
   }
   return 0;
 }

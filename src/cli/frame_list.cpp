@@ -16,10 +16,11 @@ namespace {
 // "WMIN,WMAX,DW" as three finite numbers.
 std::vector<double> parse_grid(std::string const& text, std::string const& where) {
   std::vector<double> w;
-  bool const ok = parse_numbers(text, w) && w.size() == 3 &&
-                  std::isfinite(w[0]) && std::isfinite(w[1]) && std::isfinite(w[2]);
+  bool const ok = parse_numbers(text, w) && w.size() == 3 && std::isfinite(w[0]) &&
+                  std::isfinite(w[1]) && std::isfinite(w[2]);
   if (!ok)
-    throw ParameterError("extract: " + where + ": the wavelength grid must be WMIN,WMAX,DW, got '" + text + "'");
+    throw ParameterError("extract: " + where + ": the wavelength grid must be WMIN,WMAX,DW, got '" +
+                         text + "'");
   return w;
 }
 }  // namespace
@@ -36,9 +37,11 @@ std::vector<FrameSpec> read_frame_list(std::string const& path) {
     if (w.empty() || w[0][0] == '#') continue;
     std::string const where = path + ":" + std::to_string(number);
     if (w.size() < 3 || w.size() > 4)
-      throw ParameterError("extract: " + where + ": expected `image psf output [WMIN,WMAX,DW]`, found " +
+      throw ParameterError("extract: " + where +
+                           ": expected `image psf output [WMIN,WMAX,DW]`, found " +
                            std::to_string(w.size()) + " field" + (w.size() == 1 ? "" : "s"));
-    frames.push_back({w[0], w[1], w[2], w.size() == 4 ? parse_grid(w[3], where) : std::vector<double>(), where});
+    frames.push_back(
+        {w[0], w[1], w[2], w.size() == 4 ? parse_grid(w[3], where) : std::vector<double>(), where});
   }
   if (in.bad()) throw ParameterError("extract: error while reading the batch list " + path);
   if (frames.empty()) throw ParameterError("extract: the batch list " + path + " names no frame");

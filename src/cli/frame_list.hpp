@@ -9,7 +9,7 @@ namespace kspecter::cli {
 struct FrameSpec {
   std::string image, psf, output;
   std::vector<double> grid;  // {WMIN, WMAX, DW} for this frame; empty: the job's -w
-  std::string origin;      // where it was given ("list.txt:3"), for messages
+  std::string origin;        // where it was given ("list.txt:3"), for messages
 };
 
 /// Reads a batch list: one frame per line, `image psf output [WMIN,WMAX,DW]`, separated by

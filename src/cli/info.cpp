@@ -10,8 +10,9 @@
 namespace kspecter::cli {
 
 int run_info(int argc, char** argv) {
-  ArgParser args("info", "Prints kspecter's version, the Kokkos version and enabled backends, "
-                         "the concurrency, the GPU (name, memory) and the MPI size.");
+  ArgParser args("info",
+                 "Prints kspecter's version, the Kokkos version and enabled backends, "
+                 "the concurrency, the GPU (name, memory) and the MPI size.");
   add_common_options(args);
   if (!args.parse(argc, argv)) return 0;
   Session s(argc, argv, args);

@@ -21,14 +21,18 @@ struct Command {
 Command const commands[] = {
     {"info", "version, Kokkos backends, devices and MPI size", kspecter::cli::run_info},
     {"make-psf", "write a synthetic DESI-r-like GaussHermite PSF", kspecter::cli::run_make_psf},
-    {"simulate", "simulate a preproc CCD frame from spectra and a PSF", kspecter::cli::run_simulate},
-    {"extract", "extract spectra from a preproc image with a PSF (spectroperfectionism)", kspecter::cli::run_extract},
-    {"compare", "compare two frames (max pull, ivar, resolution): CPU vs GPU agreement", kspecter::cli::run_compare},
+    {"simulate", "simulate a preproc CCD frame from spectra and a PSF",
+     kspecter::cli::run_simulate},
+    {"extract", "extract spectra from a preproc image with a PSF (spectroperfectionism)",
+     kspecter::cli::run_extract},
+    {"compare", "compare two frames (max pull, ivar, resolution): CPU vs GPU agreement",
+     kspecter::cli::run_compare},
 };
 
 void usage(std::FILE* to) {
-  std::fprintf(to, "usage: kspecter <command> [options]\n\nkspecter %s: spectroperfectionism "
-                   "extraction of fiber spectrographs on Kokkos.\n\ncommands:\n",
+  std::fprintf(to,
+               "usage: kspecter <command> [options]\n\nkspecter %s: spectroperfectionism "
+               "extraction of fiber spectrographs on Kokkos.\n\ncommands:\n",
                kspecter::version());
   for (auto const& c : commands) std::fprintf(to, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(to, "\n`kspecter <command> --help` describes each command's options.\n");

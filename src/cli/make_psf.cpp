@@ -73,9 +73,9 @@ int run_make_psf(int argc, char** argv) {
   std::string const out = args.get("output");
   if (s.env->rank() == 0) io::write_psf(out, p);
   s.log.info("make-psf: wrote " + out + " (" + std::to_string(p.nfiber) + " fibers, " +
-             std::to_string(p.params.size()) + " parameters, spots " +
-             std::to_string(p.spot_ny()) + " x " + std::to_string(p.spot_nx()) + " px, " +
-             num(p.wavemin()) + "-" + num(p.wavemax()) + " A)");
+             std::to_string(p.params.size()) + " parameters, spots " + std::to_string(p.spot_ny()) +
+             " x " + std::to_string(p.spot_nx()) + " px, " + num(p.wavemin()) + "-" +
+             num(p.wavemax()) + " A)");
   return 0;
 }
 

@@ -37,8 +37,7 @@ sim::Spectra spectra_from_truth(std::string const& path, ArgParser const& args) 
   auto const t = io::read_truth(path);
   if (!t) throw InputError(path, "TRUTH_FLUX", "HDU not found: not a spectra file for --spectra");
   int const specmin = args.is_set("specmin") ? args.get_int("specmin") : t->specmin;
-  int const nspec =
-      args.is_set("nspec") ? args.get_int("nspec") : t->specmin + t->nspec - specmin;
+  int const nspec = args.is_set("nspec") ? args.get_int("nspec") : t->specmin + t->nspec - specmin;
   if (specmin < t->specmin || nspec <= 0 || specmin + nspec > t->specmin + t->nspec)
     throw ParameterError("simulate: fibers [" + std::to_string(specmin) + ", " +
                          std::to_string(specmin + nspec) + ") are not all in " + path +
@@ -66,8 +65,8 @@ int run_simulate(int argc, char** argv) {
       "generator. Writes IMAGE, IVAR, MASK, the truth spectra (TRUTH_FLUX in electron/Angstrom, "
       "TRUTH_WAVE) and a FIBERMAP. The same seed gives a bitwise-identical file on every "
       "backend and thread count.");
-  args.option("psf", 'p', "FILE", "GaussHermite PSF file, or 'synthetic' for the built-in one",
-              "", true);
+  args.option("psf", 'p', "FILE", "GaussHermite PSF file, or 'synthetic' for the built-in one", "",
+              true);
   args.option("output", 'o', "FILE", "the preproc file to write", "", true);
   args.option("wavelength", 'w', "WMIN,WMAX,DW", "wavelength grid, Angstrom (DESI r camera)",
               "5760,7620,0.8");
@@ -139,8 +138,8 @@ int run_simulate(int argc, char** argv) {
   opt.defects = args.is_set("defects");
   sim::SimulatedImage sim = sim::simulate_on_host(psf, spectra, opt, &times);
   if (opt.defects)
-    s.log.info("simulate: defects: " + std::to_string(sim.defects.bad_columns) +
-               " bad columns (" + std::to_string(sim.defects.bad_pixels) + " px), " +
+    s.log.info("simulate: defects: " + std::to_string(sim.defects.bad_columns) + " bad columns (" +
+               std::to_string(sim.defects.bad_pixels) + " px), " +
                std::to_string(sim.defects.cosmic_rays) + " cosmic rays (" +
                std::to_string(sim.defects.cosmic_pixels) + " px)");
 
@@ -169,7 +168,8 @@ int run_simulate(int argc, char** argv) {
   io::write_preproc(out, img, &truth, header);
   times.add("write", seconds_since(t0));
 
-  std::string line = "simulate: wrote " + out + " in " + fmt("%.2f", seconds_since(t_start)) + " s (";
+  std::string line =
+      "simulate: wrote " + out + " in " + fmt("%.2f", seconds_since(t_start)) + " s (";
   bool first = true;
   for (auto const& e : times.entries()) {
     std::string name = e.stage;

@@ -6,9 +6,10 @@
 
 namespace kspecter::extract {
 template FrameResult extract_frame<Kokkos::Cuda>(Kokkos::Cuda const&,
-                                               SpotProvider<Kokkos::Cuda::memory_space> const&,
-                                               SpotGeometry const&, ImageView<Kokkos::Cuda::memory_space>,
-                                               ImageView<Kokkos::Cuda::memory_space>, ExtractOptions const&,
-                                               StageTimes*);
+                                                 SpotProvider<Kokkos::Cuda::memory_space> const&,
+                                                 SpotGeometry const&,
+                                                 ImageView<Kokkos::Cuda::memory_space>,
+                                                 ImageView<Kokkos::Cuda::memory_space>,
+                                                 ExtractOptions const&, StageTimes*);
 }  // namespace kspecter::extract
 #endif

@@ -60,14 +60,16 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
 
   // ------------------------------------------------------------------ checks and plan
-  if (static_cast<int>(image.extent(0)) != geom.npix_y || static_cast<int>(image.extent(1)) != geom.npix_x)
+  if (static_cast<int>(image.extent(0)) != geom.npix_y ||
+      static_cast<int>(image.extent(1)) != geom.npix_x)
     throw ParameterError("extract: the image is " + std::to_string(image.extent(1)) + " x " +
-                         std::to_string(image.extent(0)) + " (columns x rows) but the PSF describes " +
-                         std::to_string(geom.npix_x) + " x " + std::to_string(geom.npix_y));
+                         std::to_string(image.extent(0)) +
+                         " (columns x rows) but the PSF describes " + std::to_string(geom.npix_x) +
+                         " x " + std::to_string(geom.npix_y));
   if (ivar_in.extent(0) != image.extent(0) || ivar_in.extent(1) != image.extent(1))
-    throw ParameterError("extract: the inverse variance is " + std::to_string(ivar_in.extent(1)) + " x " +
-                         std::to_string(ivar_in.extent(0)) + ", the image " + std::to_string(image.extent(1)) +
-                         " x " + std::to_string(image.extent(0)));
+    throw ParameterError("extract: the inverse variance is " + std::to_string(ivar_in.extent(1)) +
+                         " x " + std::to_string(ivar_in.extent(0)) + ", the image " +
+                         std::to_string(image.extent(1)) + " x " + std::to_string(image.extent(0)));
   int const sny = 2 * geom.hsizey + 1, snx = 2 * geom.hsizex + 1;
   PatchPlan const plan = make_patch_plan(opt, geom.nfiber, sny, snx);
   opt.validate_range(geom.wavemin, geom.wavemax);
@@ -91,12 +93,15 @@ FrameResult extract_frame_impl(ExecSpace const& space,
 
   // ------------------------------------------------------------------ frame-level arrays
   auto alloc2 = [&](char const* name, int a, int b) {
-    Kokkos::View<double**, Kokkos::LayoutRight, mem> v(Kokkos::view_alloc(space, std::string(name)), a, b);
+    Kokkos::View<double**, Kokkos::LayoutRight, mem> v(Kokkos::view_alloc(space, std::string(name)),
+                                                       a, b);
     meter.hold(bytes_of(v));
     return v;
   };
   Kokkos::View<double**, Kokkos::LayoutRight, mem> weights(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspecter::extract::weights")), npy, npx);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                         std::string("kspecter::extract::weights")),
+      npy, npx);
   meter.hold(bytes_of(weights));
   auto d_flux = alloc2("kspecter::extract::flux", nspec, nwave);
   auto d_ivar = alloc2("kspecter::extract::ivar", nspec, nwave);
@@ -104,7 +109,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   auto d_chi2 = alloc2("kspecter::extract::chi2pix", nspec, nwave);
   auto d_pixmask = alloc2("kspecter::extract::pixmask", nspec, nwave);
   Kokkos::View<double***, Kokkos::LayoutRight, mem> d_rdiag(
-      Kokkos::view_alloc(space, std::string("kspecter::extract::rdiag")), nspec, 2 * ndiag + 1, nwave);
+      Kokkos::view_alloc(space, std::string("kspecter::extract::rdiag")), nspec, 2 * ndiag + 1,
+      nwave);
   meter.hold(bytes_of(d_rdiag));
   Kokkos::View<int**, Kokkos::LayoutRight, mem> d_failed(
       Kokkos::view_alloc(space, std::string("kspecter::extract::failed")), nspec, nwave);
@@ -116,31 +122,37 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     meter.hold(bytes_of(d_model));
   }
   Kokkos::View<double*, mem> d_fullwave(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspecter::extract::full_wave")), nfull);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                         std::string("kspecter::extract::full_wave")),
+      nfull);
   {
-    Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(plan.full_wave.data(),
-                                                                                               plan.full_wave.size());
+    Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        plan.full_wave.data(), plan.full_wave.size());
     Kokkos::deep_copy(space, d_fullwave, h);
   }
 
   // ------------------------------------------------------------------ batch buffers
   int pmax = 0;
   for (auto const& b : plan.batches) pmax = std::max(pmax, b.patch_end - b.patch_begin);
-  auto noinit = [&](char const* name) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(name)); };
+  auto noinit = [&](char const* name) {
+    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(name));
+  };
   typename T::Mat icov_all(noinit("kspecter::extract::icov"), pmax, n, n);
   typename T::Vec rhs_all(noinit("kspecter::extract::rhs"), pmax, n);
   typename T::Vec fw_all(noinit("kspecter::extract::fluxweight"), pmax, n);
   typename T::Vec1 minw_all(noinit("kspecter::extract::minweight"), pmax);
-  Kokkos::View<int*, mem> info_all(Kokkos::view_alloc(space, std::string("kspecter::extract::info")), pmax);
+  Kokkos::View<int*, mem> info_all(
+      Kokkos::view_alloc(space, std::string("kspecter::extract::info")), pmax);
   typename T::Blocks cblk_all(noinit("kspecter::extract::cov_blocks"), pmax, nslots, m, m);
   typename T::Mat q_all(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * ncs, m, m);
   typename T::Table ptab_all(noinit("kspecter::extract::patches"), pmax, int(NPT));
   auto ptab_host = Kokkos::create_mirror_view(ptab_all);
-  meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) + bytes_of(info_all) +
-             bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+  meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
+             bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
   typename T::Vec pix_all;
   typename T::Ranges rr_all;
-  Kokkos::View<int***, Kokkos::LayoutRight, mem> xr_all(noinit("kspecter::extract::slot_columns"), pmax, nslots, 2);
+  Kokkos::View<int***, Kokkos::LayoutRight, mem> xr_all(noinit("kspecter::extract::slot_columns"),
+                                                        pmax, nslots, 2);
   meter.hold(bytes_of(xr_all));
   std::vector<char> ready(std::size_t(npx), 0);  // columns whose weights are sanitized
   std::size_t pix_bytes = 0;
@@ -158,8 +170,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       StageTimer<ExecSpace> st(space, "kspecter::extract::spots", times);
       meter.release(spot_bytes);
       provider(batch.fiber_begin, nfb, d_fullwave, spots);
-      if (static_cast<int>(spots.values.extent(0)) != nfb || static_cast<int>(spots.values.extent(1)) != nfull ||
-          static_cast<int>(spots.values.extent(2)) != sny || static_cast<int>(spots.values.extent(3)) != snx)
+      if (static_cast<int>(spots.values.extent(0)) != nfb ||
+          static_cast<int>(spots.values.extent(1)) != nfull ||
+          static_cast<int>(spots.values.extent(2)) != sny ||
+          static_cast<int>(spots.values.extent(3)) != snx)
         throw Error("extract: the spot provider returned spots of the wrong shape");
       spot_bytes = bytes_of(spots.values) + bytes_of(spots.xc) + bytes_of(spots.yc);
       meter.hold(spot_bytes);
@@ -186,8 +200,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       }
       Kokkos::deep_copy(space, ptab_all, ptab_host);
       Kokkos::parallel_for("kspecter::extract::plan_windows", RangeI(space, 0, P),
-                           PlanWindows<ExecSpace>{xc, yc, ptab_all, m, plan.wavepad, plan.nwavestep, sny, snx,
-                                                  opt.pixpad_frac});
+                           PlanWindows<ExecSpace>{xc, yc, ptab_all, m, plan.wavepad, plan.nwavestep,
+                                                  sny, snx, opt.pixpad_frac});
       Kokkos::deep_copy(space, ptab_host, ptab_all);
       space.fence();
       for (int i = 0; i < P; ++i) {
@@ -203,7 +217,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       }
       auto sanitize = [&](int c0, int c1) {
         if (c1 > c0)
-          Kokkos::parallel_for("kspecter::extract::sanitize_weights", RangeL(space, 0, long(npy) * (c1 - c0)),
+          Kokkos::parallel_for("kspecter::extract::sanitize_weights",
+                               RangeL(space, 0, long(npy) * (c1 - c0)),
                                SanitizeWeights<ExecSpace>{image, ivar_in, weights, c0, c1 - c0});
       };
       for (int c = bx0; c < bx1;) {  // runs of columns not sanitized yet
@@ -222,7 +237,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         pix_all = typename T::Vec();
         rr_all = typename T::Ranges();
         pix_all = typename T::Vec(noinit("kspecter::extract::chi2_pixels"), pmax, need_pix);
-        rr_all = typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax, nslots, nrow_max, 2);
+        rr_all =
+            typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax, nslots, nrow_max, 2);
         pix_bytes = bytes_of(pix_all) + bytes_of(rr_all);
         meter.hold(pix_bytes);
       }
@@ -236,8 +252,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     typename T::Vec1 minw = Kokkos::subview(minw_all, pr);
     Kokkos::View<int*, mem> info = Kokkos::subview(info_all, pr);
     typename T::Blocks cblk = Kokkos::subview(cblk_all, pr, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-    typename T::Mat qb = Kokkos::subview(q_all, std::make_pair(std::size_t(0), std::size_t(P) * ncs), Kokkos::ALL,
-                                         Kokkos::ALL);
+    typename T::Mat qb = Kokkos::subview(
+        q_all, std::make_pair(std::size_t(0), std::size_t(P) * ncs), Kokkos::ALL, Kokkos::ALL);
 
     // Debug patches of this batch (one, or all with debug_patch == -2).
     std::vector<int> dbgs;
@@ -266,12 +282,14 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       StageTimer<ExecSpace> st(space, "kspecter::extract::assembly", times);
       // The kernels fill the lower triangle only: a debug patch's matrix is zeroed first, so
       // that every byte copied out below is defined.
-      for (int i : dbgs) Kokkos::deep_copy(space, Kokkos::subview(icov, i, Kokkos::ALL, Kokkos::ALL), 0.0);
+      for (int i : dbgs)
+        Kokkos::deep_copy(space, Kokkos::subview(icov, i, Kokkos::ALL, Kokkos::ALL), 0.0);
       long long macs = 0;
-      Kokkos::parallel_reduce(
-          "kspecter::extract::assemble_icov", Policy(space, P * nslots, T::team, T::vector),
-          AssembleICov<ExecSpace>{sp, xc, yc, cptab, weights, image, icov, rhs, fw, nslots, m, sny, snx, npy, npx},
-          macs);
+      Kokkos::parallel_reduce("kspecter::extract::assemble_icov",
+                              Policy(space, P * nslots, T::team, T::vector),
+                              AssembleICov<ExecSpace>{sp, xc, yc, cptab, weights, image, icov, rhs,
+                                                      fw, nslots, m, sny, snx, npy, npx},
+                              macs);
       Kokkos::parallel_for("kspecter::extract::prior", Policy(space, P, T::team * T::vector, 1),
                            ApplyPrior<ExecSpace>{cptab, icov, fw, minw, m, opt.regularize});
       space.fence();
@@ -310,35 +328,40 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     // ---------------------------------------------------------------- decorrelation
     {
       StageTimer<ExecSpace> st(space, "kspecter::extract::decorrelation", times);
-      Kokkos::parallel_for("kspecter::extract::gather_core_blocks", Policy(space, P * ncs, T::team, T::vector),
+      Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
+                           Policy(space, P * ncs, T::team, T::vector),
                            GatherCoreBlocks<ExecSpace>{cptab, cblk, qb, ncs, m});
       solve::inverse_sqrt(space, qb, opt.eig_rel_clip);
       int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(m);
       Kokkos::parallel_for(
           "kspecter::extract::decorrelate",
           Policy(space, P * ncs, T::team, T::vector).set_scratch_size(0, Kokkos::PerTeam(sbytes)),
-          Decorrelate<ExecSpace>{cptab, qb, rhs, fw, minw, info, d_flux, d_ivar, d_deconv, d_rdiag, d_failed, ncs, m,
-                                 plan.wavepad, ndiag, nspec});
+          Decorrelate<ExecSpace>{cptab, qb, rhs, fw, minw, info, d_flux, d_ivar, d_deconv, d_rdiag,
+                                 d_failed, ncs, m, plan.wavepad, ndiag, nspec});
       for (std::size_t d = 0; d < dbgs.size(); ++d)
-        grab(Kokkos::subview(qb, std::make_pair(std::size_t(dbgs[d]) * ncs, std::size_t(dbgs[d] + 1) * ncs),
-                             Kokkos::ALL, Kokkos::ALL),
+        grab(Kokkos::subview(
+                 qb, std::make_pair(std::size_t(dbgs[d]) * ncs, std::size_t(dbgs[d] + 1) * ncs),
+                 Kokkos::ALL, Kokkos::ALL),
              pds[d].q);
     }
 
     // ---------------------------------------------------------------- quality
     {
       StageTimer<ExecSpace> st(space, "kspecter::extract::quality", times);
-      Kokkos::parallel_for("kspecter::extract::row_ranges", RangeI(space, 0, P * nslots),
-                           RowRanges<ExecSpace>{xc, yc, cptab, rr_all, xr_all, nslots, m, sny, snx, nrow_max});
+      Kokkos::parallel_for(
+          "kspecter::extract::row_ranges", RangeI(space, 0, P * nslots),
+          RowRanges<ExecSpace>{xc, yc, cptab, rr_all, xr_all, nslots, m, sny, snx, nrow_max});
       long long qm = 0, qm2 = 0;
-      Kokkos::parallel_reduce("kspecter::extract::model_chi2", Policy(space, P, T::team, T::vector),
-                              ModelChi2<ExecSpace>{sp, xc, yc, cptab, rr_all, xr_all, weights, image, rhs, pix_all, nslots, m,
-                                                   sny, snx, npy, npx, nrow_max, psferr},
-                              qm);
-      Kokkos::parallel_reduce("kspecter::extract::chi2pix", Policy(space, P * ncs, T::team, T::vector),
-                              Chi2PixMask<ExecSpace>{sp, xc, yc, cptab, pix_all, info, d_chi2, d_pixmask, ncs, m,
-                                                     plan.wavepad, sny, snx, npy, npx, nspec, nrow_max},
-                              qm2);
+      Kokkos::parallel_reduce(
+          "kspecter::extract::model_chi2", Policy(space, P, T::team, T::vector),
+          ModelChi2<ExecSpace>{sp, xc, yc, cptab, rr_all, xr_all, weights, image, rhs, pix_all,
+                               nslots, m, sny, snx, npy, npx, nrow_max, psferr},
+          qm);
+      Kokkos::parallel_reduce(
+          "kspecter::extract::chi2pix", Policy(space, P * ncs, T::team, T::vector),
+          Chi2PixMask<ExecSpace>{sp, xc, yc, cptab, pix_all, info, d_chi2, d_pixmask, ncs, m,
+                                 plan.wavepad, sny, snx, npy, npx, nspec, nrow_max},
+          qm2);
       res.stats.quality_macs += qm + qm2;
 
       // The model of a bundle cut into slices waits for its last slice, when every patch of
@@ -349,12 +372,14 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         int const fb = std::min(batch.fiber_end, plan.specmin + nspec);
         int const nf = fb - fa;
         if (nf > 0) {
-          Kokkos::View<int***, Kokkos::LayoutRight, mem> frr(noinit("kspecter::extract::frame_row_ranges"), nf, npy, 2);
-          Kokkos::View<int**, Kokkos::LayoutRight, mem> fxr(noinit("kspecter::extract::frame_x_ranges"), nf, 2);
+          Kokkos::View<int***, Kokkos::LayoutRight, mem> frr(
+              noinit("kspecter::extract::frame_row_ranges"), nf, npy, 2);
+          Kokkos::View<int**, Kokkos::LayoutRight, mem> fxr(
+              noinit("kspecter::extract::frame_x_ranges"), nf, 2);
           meter.hold(bytes_of(frr) + bytes_of(fxr));
           Kokkos::parallel_for("kspecter::extract::frame_row_ranges", RangeI(space, 0, nf),
-                               FrameRowRanges<ExecSpace>{yc, frr, fxr, xc, fa - batch.fiber_begin, plan.wavepad, nwave,
-                                                         sny, snx, npy});
+                               FrameRowRanges<ExecSpace>{yc, frr, fxr, xc, fa - batch.fiber_begin,
+                                                         plan.wavepad, nwave, sny, snx, npy});
           auto fxr_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fxr);
           int bx0 = npx, bx1 = 0;
           for (int k = 0; k < nf; ++k) {
@@ -363,10 +388,11 @@ FrameResult extract_frame_impl(ExecSpace const& space,
           }
           if (bx1 > bx0) {
             long const nbox = long(npy) * (bx1 - bx0);
-            Kokkos::parallel_for("kspecter::extract::frame_model", RangeL(space, 0, nbox),
-                                 FrameModel<ExecSpace>{sp, xc, yc, frr, fxr, d_deconv, d_ivar, d_model,
-                                                       fa - batch.fiber_begin, nf, fa - plan.specmin, plan.wavepad,
-                                                       sny, snx, bx0, bx1 - bx0});
+            Kokkos::parallel_for(
+                "kspecter::extract::frame_model", RangeL(space, 0, nbox),
+                FrameModel<ExecSpace>{sp, xc, yc, frr, fxr, d_deconv, d_ivar, d_model,
+                                      fa - batch.fiber_begin, nf, fa - plan.specmin, plan.wavepad,
+                                      sny, snx, bx0, bx1 - bx0});
           }
           space.fence();
           meter.release(bytes_of(frr) + bytes_of(fxr));
@@ -381,12 +407,14 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     }
   }
 
-  // ------------------------------------------------------------------ stitch: to the host, units, mask
+  // ------------------------------------------------------------------ stitch: to the host, units,
+  // mask
   {
     StageTimer<ExecSpace> st(space, "kspecter::extract::stitch", times);
     // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
     auto copy = [&](auto const& dv, std::vector<double>& out) {
-      using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      using Flat =
+          Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       using FlatDev = Kokkos::View<double const*, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       out.resize(dv.span());
       Kokkos::deep_copy(space, Flat(out.data(), out.size()), FlatDev(dv.data(), dv.span()));
@@ -443,12 +471,14 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       med_wave.resize(std::size_t(nwave));
       std::vector<double> tmp;
       for (int s = 0; s < nspec; ++s) {
-        tmp.assign(res.chi2pix.begin() + long(s) * nwave, res.chi2pix.begin() + long(s + 1) * nwave);
+        tmp.assign(res.chi2pix.begin() + long(s) * nwave,
+                   res.chi2pix.begin() + long(s + 1) * nwave);
         med_fiber[std::size_t(s)] = median_of(tmp);
       }
       for (int w = 0; w < nwave; ++w) {
         tmp.clear();
-        for (int s = 0; s < nspec; ++s) tmp.push_back(res.chi2pix[std::size_t(s) * nwave + std::size_t(w)]);
+        for (int s = 0; s < nspec; ++s)
+          tmp.push_back(res.chi2pix[std::size_t(s) * nwave + std::size_t(w)]);
         med_wave[std::size_t(w)] = median_of(tmp);
       }
     }
@@ -461,7 +491,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         if (pm > 0.5) mk |= specmask::SOMEBADPIX;
         if (pm >= 1.0 - 1e-12) mk |= specmask::ALLBADPIX;
         if (opt.bad2dfit_chi2 > 0 && c2 > opt.bad2dfit_chi2) mk |= specmask::BAD2DFIT;
-        if (opt.bad2dfit_median_factor > 0 && c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
+        if (opt.bad2dfit_median_factor > 0 &&
+            c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
             c2 > opt.bad2dfit_median_factor * med_wave[std::size_t(w)])
           mk |= specmask::BAD2DFIT;
         if (failed(s, w) || overflow[i]) mk |= specmask::BAD2DFIT;
@@ -483,10 +514,12 @@ namespace kspecter::extract {
 // patch per batch; every View of the failed try is freed by then. Batching changes no
 // number, so the frame is the one a smaller budget would have given.
 template <class ExecSpace>
-FrameResult extract_frame(ExecSpace const& space, SpotProvider<typename ExecSpace::memory_space> const& spots,
-                          SpotGeometry const& geometry, ImageView<typename ExecSpace::memory_space> image,
-                          ImageView<typename ExecSpace::memory_space> ivar, ExtractOptions const& opt,
-                          StageTimes* times) {
+FrameResult extract_frame(ExecSpace const& space,
+                          SpotProvider<typename ExecSpace::memory_space> const& spots,
+                          SpotGeometry const& geometry,
+                          ImageView<typename ExecSpace::memory_space> image,
+                          ImageView<typename ExecSpace::memory_space> ivar,
+                          ExtractOptions const& opt, StageTimes* times) {
   ExtractOptions o = opt;
   for (;;) {
     try {

@@ -5,10 +5,9 @@
 #include "extract_frame_impl.hpp"
 
 namespace kspecter::extract {
-template FrameResult extract_frame<Kokkos::OpenMP>(Kokkos::OpenMP const&,
-                                               SpotProvider<Kokkos::OpenMP::memory_space> const&,
-                                               SpotGeometry const&, ImageView<Kokkos::OpenMP::memory_space>,
-                                               ImageView<Kokkos::OpenMP::memory_space>, ExtractOptions const&,
-                                               StageTimes*);
+template FrameResult extract_frame<Kokkos::OpenMP>(
+    Kokkos::OpenMP const&, SpotProvider<Kokkos::OpenMP::memory_space> const&, SpotGeometry const&,
+    ImageView<Kokkos::OpenMP::memory_space>, ImageView<Kokkos::OpenMP::memory_space>,
+    ExtractOptions const&, StageTimes*);
 }  // namespace kspecter::extract
 #endif

@@ -25,29 +25,30 @@ SpotGeometry spot_geometry(psf::GaussHermitePsf const& psf) {
 template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& psf,
                           ImageView<typename ExecSpace::memory_space> image,
-                          ImageView<typename ExecSpace::memory_space> ivar, ExtractOptions const& opt,
-                          StageTimes* times) {
+                          ImageView<typename ExecSpace::memory_space> ivar,
+                          ExtractOptions const& opt, StageTimes* times) {
   using mem = typename ExecSpace::memory_space;
   psf::DevicePsf<mem> dpsf;
   try {
     dpsf = psf::to_device(space, psf);
   } catch (std::exception const& e) {
     if (!detail::is_out_of_memory(e)) throw;
-    throw Error("extract: out of device memory for the PSF's coefficients: " + detail::failure_text(e));
+    throw Error("extract: out of device memory for the PSF's coefficients: " +
+                detail::failure_text(e));
   }
   // The padded grid reaches wavepad bins below wmin and wavepad + nwavestep above wmax:
   // extrapolate there (extract_frame checks that the output grid itself is inside the PSF).
-  SpotProvider<mem> provider = [&](int fiber_begin, int nfiber, Kokkos::View<const double*, mem> wave,
-                                   psf::Spots<mem>& out) {
+  SpotProvider<mem> provider = [&](int fiber_begin, int nfiber,
+                                   Kokkos::View<const double*, mem> wave, psf::Spots<mem>& out) {
     psf::compute_spots(space, psf, dpsf, fiber_begin, nfiber, wave, out, true);
   };
   return extract_frame(space, provider, spot_geometry(psf), image, ivar, opt, times);
 }
 
-#define KSPECTER_EXTRACT_PSF_INSTANTIATE(SPACE)                                                        \
-  template FrameResult extract_frame<SPACE>(SPACE const&, psf::GaussHermitePsf const&,                 \
-                                            ImageView<SPACE::memory_space>, ImageView<SPACE::memory_space>, \
-                                            ExtractOptions const&, StageTimes*);
+#define KSPECTER_EXTRACT_PSF_INSTANTIATE(SPACE)                                  \
+  template FrameResult extract_frame<SPACE>(                                     \
+      SPACE const&, psf::GaussHermitePsf const&, ImageView<SPACE::memory_space>, \
+      ImageView<SPACE::memory_space>, ExtractOptions const&, StageTimes*);
 #if defined(KOKKOS_ENABLE_SERIAL)
 KSPECTER_EXTRACT_PSF_INSTANTIATE(Kokkos::Serial)
 #endif

@@ -5,10 +5,9 @@
 #include "extract_frame_impl.hpp"
 
 namespace kspecter::extract {
-template FrameResult extract_frame<Kokkos::Serial>(Kokkos::Serial const&,
-                                               SpotProvider<Kokkos::Serial::memory_space> const&,
-                                               SpotGeometry const&, ImageView<Kokkos::Serial::memory_space>,
-                                               ImageView<Kokkos::Serial::memory_space>, ExtractOptions const&,
-                                               StageTimes*);
+template FrameResult extract_frame<Kokkos::Serial>(
+    Kokkos::Serial const&, SpotProvider<Kokkos::Serial::memory_space> const&, SpotGeometry const&,
+    ImageView<Kokkos::Serial::memory_space>, ImageView<Kokkos::Serial::memory_space>,
+    ExtractOptions const&, StageTimes*);
 }  // namespace kspecter::extract
 #endif

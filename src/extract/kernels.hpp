@@ -1,4 +1,4 @@
-// The device kernels of a frame extraction, one functor per step (extraction.md §3-5).
+// The device kernels of a frame extraction, one functor per step (docs/algorithm.md §3-5).
 // Private to src/extract: extract_frame_impl.hpp launches them in order on a batch of patches.
 //
 // Layout of a batch:
@@ -57,7 +57,8 @@ struct Types {
   using Ranges = Kokkos::View<int****, Kokkos::LayoutRight, mem>;  // [P][slot][row][2]
   // Host backends run one thread per team and no vector lanes; GPUs use lanes along the
   // pixel columns of a spot (coalesced) and several threads per team.
-  static constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  static constexpr bool on_host =
+      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   static constexpr int vector = on_host ? 1 : 16;
   static constexpr int team = on_host ? 1 : 8;
 };
@@ -145,8 +146,8 @@ struct AssembleICov {
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
   // [c0, c1) (already clipped to both spots, the window and the CCD).
   KOKKOS_INLINE_FUNCTION double overlap(Member const& t, double const* a, int xa, int ya,
-                                        double const* b, int xb, int yb, int r0, int r1,
-                                        int c0, int c1) const {
+                                        double const* b, int xb, int yb, int r0, int r1, int c0,
+                                        int c1) const {
     double dot = 0;
     if constexpr (T::on_host) {
       for (int r = r0; r < r1; ++r) {
@@ -191,7 +192,8 @@ struct AssembleICov {
     // these stores before the band entries, which other lanes may write.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
       int const i = k1 * m + w1;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1), [&](int j) { icov(p, i, j) = 0.0; });
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                           [&](int j) { icov(p, i, j) = 0.0; });
     });
     t.team_barrier();
     long long team_macs = 0;
@@ -255,15 +257,19 @@ struct AssembleICov {
               int a0 = 0, a1 = we;  // first bin with yc > ya - sny
               while (a0 < a1) {
                 int const mid = (a0 + a1) / 2;
-                if (yc(f2, w0 + mid) > ya - sny) a1 = mid;
-                else a0 = mid + 1;
+                if (yc(f2, w0 + mid) > ya - sny)
+                  a1 = mid;
+                else
+                  a0 = mid + 1;
               }
               lo = a0;
               int b0 = lo, b1 = we;  // first bin with yc >= ya + sny
               while (b0 < b1) {
                 int const mid = (b0 + b1) / 2;
-                if (yc(f2, w0 + mid) >= ya + sny) b1 = mid;
-                else b0 = mid + 1;
+                if (yc(f2, w0 + mid) >= ya + sny)
+                  b1 = mid;
+                else
+                  b0 = mid + 1;
               }
               hi = b0 - 1;
             } else {
@@ -595,8 +601,10 @@ struct Chi2PixMask {
                   double const sv = spots(f, wb, iy, ix);
                   bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
                   bool const inwin = r >= 0 && r < nrow && cc >= 0 && cc < ncol;
-                  if (!on) acc += sv;  // off the CCD: masked
-                  else if (inwin && pix(p, r * ncol + cc) < 0) acc += sv;
+                  if (!on)
+                    acc += sv;  // off the CCD: masked
+                  else if (inwin && pix(p, r * ncol + cc) < 0)
+                    acc += sv;
                 },
                 m1);
             Kokkos::parallel_reduce(

@@ -10,7 +10,9 @@ namespace kspecter::extract {
 namespace {
 // Values of numpy.arange(wmin, wmax + dw/2, dw), as a double: it may be huge or NaN for
 // absurd options, which the callers check before converting it.
-double grid_count(double wmin, double wmax, double dw) { return std::ceil((wmax + 0.5 * dw - wmin) / dw); }
+double grid_count(double wmin, double wmax, double dw) {
+  return std::ceil((wmax + 0.5 * dw - wmin) / dw);
+}
 
 void require(bool ok, std::string const& what) {
   if (!ok) throw ParameterError("extract: " + what);
@@ -33,28 +35,31 @@ void ExtractOptions::validate(int nfiber) const {
   require(std::isfinite(wmin) && std::isfinite(wmax) && std::isfinite(dw),
           "wavelength grid wmin, wmax, dw must be finite");
   require(dw > 0, "wavelength step dw must be > 0, got " + std::to_string(dw));
-  require(wmax >= wmin, "wmax (" + std::to_string(wmax) + ") must be >= wmin (" +
-                            std::to_string(wmin) + ")");
+  require(wmax >= wmin,
+          "wmax (" + std::to_string(wmax) + ") must be >= wmin (" + std::to_string(wmin) + ")");
   double const nbins = grid_count(wmin, wmax, dw);
   if (!(nbins <= max_bins)) {
     char m[200];
-    std::snprintf(m, sizeof m, "the wavelength grid %g .. %g in steps of %g would have %.3g bins; at most %d are supported",
+    std::snprintf(m, sizeof m,
+                  "the wavelength grid %g .. %g in steps of %g would have %.3g bins; at most %d "
+                  "are supported",
                   wmin, wmax, dw, nbins, max_bins);
     require(false, m);
   }
-  require(specmin >= 0 && specmin < nfiber,
-          "specmin " + std::to_string(specmin) + " outside the PSF's fibers 0.." +
-              std::to_string(nfiber - 1));
+  require(specmin >= 0 && specmin < nfiber, "specmin " + std::to_string(specmin) +
+                                                " outside the PSF's fibers 0.." +
+                                                std::to_string(nfiber - 1));
   int const ns = resolved_nspec(nfiber);
-  require(ns >= 1 && specmin + ns <= nfiber,
-          "nspec " + std::to_string(ns) + " from specmin " + std::to_string(specmin) +
-              " exceeds the PSF's " + std::to_string(nfiber) + " fibers");
+  require(ns >= 1 && specmin + ns <= nfiber, "nspec " + std::to_string(ns) + " from specmin " +
+                                                 std::to_string(specmin) + " exceeds the PSF's " +
+                                                 std::to_string(nfiber) + " fibers");
   require(bundlesize >= 1, "bundlesize must be >= 1");
   require(nsubbundles >= 1 && nsubbundles <= bundlesize,
           "nsubbundles must be in 1..bundlesize (" + std::to_string(bundlesize) + "), got " +
               std::to_string(nsubbundles));
-  require(nwavestep >= 1 && nwavestep <= max_bins,
-          "nwavestep must be in 1.." + std::to_string(max_bins) + ", got " + std::to_string(nwavestep));
+  require(
+      nwavestep >= 1 && nwavestep <= max_bins,
+      "nwavestep must be in 1.." + std::to_string(max_bins) + ", got " + std::to_string(nwavestep));
   require(wavepad >= 0 && wavepad <= max_bins,
           "wavepad must be in 0.." + std::to_string(max_bins) + ", got " + std::to_string(wavepad));
   // effective_wavepad() converts wavepad * wavepad_frac to int: bound it first.
@@ -73,7 +78,8 @@ void ExtractOptions::validate_range(double wavemin, double wavemax) const {
   double const tol = 1e-6 * dw;
   if (w.empty() || w.front() < wavemin - tol || w.back() > wavemax + tol) {
     char m[200];
-    std::snprintf(m, sizeof m, "wavelengths %.10g .. %.10g A are outside the PSF's range %.10g .. %.10g A",
+    std::snprintf(m, sizeof m,
+                  "wavelengths %.10g .. %.10g A are outside the PSF's range %.10g .. %.10g A",
                   w.empty() ? wmin : w.front(), w.empty() ? wmax : w.back(), wavemin, wavemax);
     require(false, m);
   }

@@ -17,8 +17,10 @@ bool is_out_of_memory(std::exception const& e) {
 }
 
 std::optional<std::size_t> smaller_budget(ExtractOptions const& opt, SpotGeometry const& geometry) {
-  PatchPlan const plan = make_patch_plan(opt, geometry.nfiber, 2 * geometry.hsizey + 1, 2 * geometry.hsizex + 1);
-  BatchFootprint const fp = batch_footprint(plan, opt.bundlesize, 2 * geometry.hsizey + 1, 2 * geometry.hsizex + 1);
+  PatchPlan const plan =
+      make_patch_plan(opt, geometry.nfiber, 2 * geometry.hsizey + 1, 2 * geometry.hsizex + 1);
+  BatchFootprint const fp =
+      batch_footprint(plan, opt.bundlesize, 2 * geometry.hsizey + 1, 2 * geometry.hsizex + 1);
   std::size_t largest = 0;
   for (Batch const& b : plan.batches) largest = std::max(largest, batch_bytes(b, fp));
   std::size_t const one_patch = fp.per_bundle_fixed + fp.per_patch;  // fits the budget: no overflow

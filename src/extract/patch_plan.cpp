@@ -13,11 +13,13 @@ namespace {
 
 // Byte counts that saturate instead of wrapping: absurd options must compare as too big.
 std::size_t sat_mul(std::size_t a, std::size_t b) {
-  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return std::numeric_limits<std::size_t>::max();
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a)
+    return std::numeric_limits<std::size_t>::max();
   return a * b;
 }
 std::size_t sat_add(std::size_t a, std::size_t b) {
-  return b > std::numeric_limits<std::size_t>::max() - a ? std::numeric_limits<std::size_t>::max() : a + b;
+  return b > std::numeric_limits<std::size_t>::max() - a ? std::numeric_limits<std::size_t>::max()
+                                                         : a + b;
 }
 
 // Patches hold n = fiber slots x padded bins unknowns and an n x n matrix: beyond this the
@@ -48,8 +50,8 @@ BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_n
   int fibers = 0;
   for (auto const& b : plan.bundles) fibers = std::max(fibers, b.fiber_end - b.fiber_begin);
   if (plan.bundles.empty()) fibers = bundlesize;
-  f.per_bundle_fixed = sat_mul(static_cast<std::size_t>(fibers) * plan.full_wave.size(),
-                               spot * d + 2 * sizeof(int));
+  f.per_bundle_fixed =
+      sat_mul(static_cast<std::size_t>(fibers) * plan.full_wave.size(), spot * d + 2 * sizeof(int));
   // Patch matrix, right-hand side / solution, fluxweight, diagonal blocks of the covariance,
   // the core blocks' inverse square roots, and the quality pixel buffers. The pixel window is
   // not known before the spots are: assume up to 2 rows per bin plus a spot, and a spot plus
@@ -57,8 +59,8 @@ BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_n
   std::size_t const win_rows = 2 * m + static_cast<std::size_t>(spot_ny);
   std::size_t const win_cols = 10 * slots + static_cast<std::size_t>(spot_nx);
   f.per_patch = n * n * d + 2 * n * d + slots * m * m * d +
-                static_cast<std::size_t>(plan.ncore_slots) * m * m * d +
-                win_rows * win_cols * d + slots * win_rows * 2 * sizeof(int) + 256;
+                static_cast<std::size_t>(plan.ncore_slots) * m * m * d + win_rows * win_cols * d +
+                slots * win_rows * 2 * sizeof(int) + 256;
   return f;
 }
 
@@ -86,7 +88,8 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   int const nfull = plan.wavepad + plan.nwave + plan.wavepad + plan.nwavestep;
   plan.full_wave.resize(static_cast<std::size_t>(nfull));
   for (int i = 0; i < nfull; ++i)
-    plan.full_wave[static_cast<std::size_t>(i)] = opt.wmin + static_cast<double>(i - plan.wavepad) * opt.dw;
+    plan.full_wave[static_cast<std::size_t>(i)] =
+        opt.wmin + static_cast<double>(i - plan.wavepad) * opt.dw;
 
   int const bs = opt.bundlesize;
   int const nspp = opt.bundlesize / opt.nsubbundles;  // gpu_specter: bundlesize // nsubbundles
@@ -123,10 +126,11 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   }
   long long const unknowns = static_cast<long long>(plan.nfiber_slots) * plan.nwave_pad;
   if (unknowns > max_unknowns)
-    throw ParameterError("extract: a patch would solve " + std::to_string(unknowns) + " unknowns (" +
-                         std::to_string(plan.nfiber_slots) + " fibers x " + std::to_string(plan.nwave_pad) +
-                         " bins: nwavestep + 2 x padding); at most " + std::to_string(max_unknowns) +
-                         " are supported: lower nwavestep, wavepad or the fibers per subbundle");
+    throw ParameterError(
+        "extract: a patch would solve " + std::to_string(unknowns) + " unknowns (" +
+        std::to_string(plan.nfiber_slots) + " fibers x " + std::to_string(plan.nwave_pad) +
+        " bins: nwavestep + 2 x padding); at most " + std::to_string(max_unknowns) +
+        " are supported: lower nwavestep, wavepad or the fibers per subbundle");
   plan.n = static_cast<int>(unknowns);
 
   // Batches: consecutive bundles while the estimated footprint fits the budget; a bundle too
@@ -136,16 +140,19 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   std::size_t const one_patch = sat_add(fp.per_bundle_fixed, fp.per_patch);
   if (one_patch > opt.memory_budget)
     throw ParameterError("extract: the memory budget of " + detail::byte_size(opt.memory_budget) +
-                         " cannot hold one patch: the spots of its bundle take " + detail::byte_size(fp.per_bundle_fixed) +
-                         " and the patch " + detail::byte_size(fp.per_patch) + " (" + detail::byte_size(one_patch) +
-                         " in all); raise the memory budget (--memory-budget) or make patches smaller (nwavestep, wavepad)");
+                         " cannot hold one patch: the spots of its bundle take " +
+                         detail::byte_size(fp.per_bundle_fixed) + " and the patch " +
+                         detail::byte_size(fp.per_patch) + " (" + detail::byte_size(one_patch) +
+                         " in all); raise the memory budget (--memory-budget) or make patches "
+                         "smaller (nwavestep, wavepad)");
   int const nb = static_cast<int>(plan.bundles.size());
-  std::vector<int> first_patch(static_cast<std::size_t>(nb + 1), static_cast<int>(plan.patches.size()));
+  std::vector<int> first_patch(static_cast<std::size_t>(nb + 1),
+                               static_cast<int>(plan.patches.size()));
   for (int i = static_cast<int>(plan.patches.size()) - 1; i >= 0; --i)
     first_patch[static_cast<std::size_t>(plan.patches[static_cast<std::size_t>(i)].bundle)] = i;
   for (int b = nb - 1; b >= 0; --b)
-    first_patch[static_cast<std::size_t>(b)] =
-        std::min(first_patch[static_cast<std::size_t>(b)], first_patch[static_cast<std::size_t>(b + 1)]);
+    first_patch[static_cast<std::size_t>(b)] = std::min(
+        first_patch[static_cast<std::size_t>(b)], first_patch[static_cast<std::size_t>(b + 1)]);
   auto bundle_bytes = [&](int b) {
     std::size_t const np = static_cast<std::size_t>(first_patch[static_cast<std::size_t>(b + 1)] -
                                                     first_patch[static_cast<std::size_t>(b)]);
@@ -157,13 +164,15 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
     batch.bundle_begin = b;
     batch.fiber_begin = plan.bundles[static_cast<std::size_t>(b)].fiber_begin;
     if (bundle_bytes(b) > opt.memory_budget) {
-      std::size_t const per_slice = (opt.memory_budget - fp.per_bundle_fixed) / fp.per_patch;  // >= 1
+      std::size_t const per_slice =
+          (opt.memory_budget - fp.per_bundle_fixed) / fp.per_patch;  // >= 1
       int const p1 = first_patch[static_cast<std::size_t>(b + 1)];
       batch.bundle_end = b + 1;
       batch.fiber_end = plan.bundles[static_cast<std::size_t>(b)].fiber_end;
       for (int p = first_patch[static_cast<std::size_t>(b)]; p < p1;) {
         batch.patch_begin = p;
-        batch.patch_end = static_cast<int>(std::min<std::size_t>(std::size_t(p1), std::size_t(p) + per_slice));
+        batch.patch_end =
+            static_cast<int>(std::min<std::size_t>(std::size_t(p1), std::size_t(p) + per_slice));
         batch.completes_bundles = batch.patch_end == p1;
         plan.batches.push_back(batch);
         p = batch.patch_end;

@@ -6,8 +6,7 @@
 
 namespace kspecter::extract {
 
-std::vector<double> convolve_truth(FrameResult const& fr, int i,
-                                   std::vector<double> const& tw,
+std::vector<double> convolve_truth(FrameResult const& fr, int i, std::vector<double> const& tw,
                                    std::vector<double> const& tf) {
   int const nw = fr.nwave, nd = fr.ndiag, nk = 2 * nd + 1;
   // Truth on the frame grid (linear interpolation; NaN outside the truth's range).

@@ -2,6 +2,9 @@
 
 #include <kspecter/core/error.hpp>
 
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -11,9 +14,6 @@
 #include <ctime>
 #include <filesystem>
 #include <mutex>
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
 
 namespace kspecter::io {
 
@@ -187,8 +187,9 @@ AtomicOutput::~AtomicOutput() {
 
 void AtomicOutput::commit() {
   if (std::rename(temp_.c_str(), final_.c_str()) != 0)
-    throw InputError(final_, "", std::string("cannot rename the finished output into place: ") +
-                                     std::strerror(errno));
+    throw InputError(
+        final_, "",
+        std::string("cannot rename the finished output into place: ") + std::strerror(errno));
   committed_ = true;
   unregister_temp(slot_);
   slot_ = -1;

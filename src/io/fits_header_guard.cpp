@@ -120,8 +120,7 @@ void guard_fits_headers(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
   for (int hdu = 1; in; ++hdu) {
     Header const h = read_header(in);
-    if (h.cards.empty() ||
-        h.cards[0].compare(0, 8, hdu == 1 ? "SIMPLE  " : "XTENSION") != 0)
+    if (h.cards.empty() || h.cards[0].compare(0, 8, hdu == 1 ? "SIMPLE  " : "XTENSION") != 0)
       return;
     std::string name = hdu == 1 ? "PRIMARY" : "HDU " + std::to_string(hdu);
     for (auto const& c : h.cards)
@@ -131,9 +130,8 @@ void guard_fits_headers(std::string const& path) {
       std::string_view const token = unquoted_token(value_field(h.cards[i]));
       if (token.size() >= 70)
         throw InputError(path, name,
-                         "header card " + std::to_string(i + 1) + " (" +
-                             h.cards[i].substr(0, 8) + ") has a value of " +
-                             std::to_string(token.size()) +
+                         "header card " + std::to_string(i + 1) + " (" + h.cards[i].substr(0, 8) +
+                             ") has a value of " + std::to_string(token.size()) +
                              " characters without quotes, which no FITS value is");
     }
     auto const size = h.complete ? data_size(h.cards, hdu == 1) : std::nullopt;

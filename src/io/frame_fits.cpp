@@ -148,7 +148,8 @@ FrameData read_frame_fits(std::string const& path) {
   fr.nwave = static_cast<int>(ax[0]);
   fr.nspec = static_cast<int>(ax[1]);
   // Integer keywords go through parse_integer, not CFITSIO's conversion (fits_support.hpp).
-  if (auto const v = read_integer_key(f.get(), "SPECMIN"); v && *v >= 0 && *v <= std::numeric_limits<int>::max())
+  if (auto const v = read_integer_key(f.get(), "SPECMIN");
+      v && *v >= 0 && *v <= std::numeric_limits<int>::max())
     fr.specmin = static_cast<int>(*v);
   fr.ivar = read_image<float>(f.get(), path, "IVAR", TFLOAT, ax);
   fr.mask = read_image<std::uint32_t>(f.get(), path, "MASK", TUINT, ax);

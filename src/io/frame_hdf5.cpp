@@ -35,8 +35,7 @@ template <class T>
 void write_dataset(hid_t file, std::string const& path, char const* name, hid_t type,
                    std::vector<hsize_t> const& dims, T const* data) {
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle dset(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose);
+  Handle dset(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   check(dset.id, path, name);
   hsize_t n = 1;
   for (auto d : dims) n *= d;
@@ -80,9 +79,8 @@ void write_frame_hdf5(std::string const& path, FrameData const& fr) {
   AtomicOutput out(path);
   {
     hid_t id = H5I_INVALID_HID;
-    out.create([&](char const* temp) {
-      id = H5Fcreate(temp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    });
+    out.create(
+        [&](char const* temp) { id = H5Fcreate(temp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); });
     Handle file(id, H5Fclose);
     check(file.id, path, "");
     hsize_t const ns = fr.nspec, nw = fr.nwave, nd = 2 * fr.ndiag + 1;

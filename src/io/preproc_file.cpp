@@ -41,11 +41,11 @@ char const* hdu_type_name(int type) {
 
 // What the header scan learnt about one HDU.
 struct HduInfo {
-  int index = 0;          // 1-based, as fits_movabs_hdu counts
-  std::string extname;    // upper case, "" when absent
+  int index = 0;        // 1-based, as fits_movabs_hdu counts
+  std::string extname;  // upper case, "" when absent
   int type = IMAGE_HDU;
-  bool has_data = false;  // NAXIS > 0 and every axis > 0
-  long long padded_end = 0; // byte just past the HDU's data, padded to a 2880-byte block
+  bool has_data = false;     // NAXIS > 0 and every axis > 0
+  long long padded_end = 0;  // byte just past the HDU's data, padded to a 2880-byte block
 };
 
 // An open FITS file with the list of its complete headers. CFITSIO opens truncated files
@@ -92,8 +92,7 @@ class FitsIn {
   // The HDU, made current, with its data verified to be inside the file.
   HduInfo const& move_to(std::string const& name, bool primary_fallback = false) const {
     HduInfo const* h = find(name);
-    if (!h && primary_fallback && primary().extname.empty() && primary().has_data)
-      h = &primary();
+    if (!h && primary_fallback && primary().extname.empty() && primary().has_data) h = &primary();
     if (!h) {
       std::string what = "HDU not found";
       if (file_size_ > hdus_.back().padded_end)
@@ -140,8 +139,10 @@ class FitsIn {
       long long n = naxis > 0 ? 1 : 0;
       for (long long a = 1; a <= naxis && n > 0; ++a) {
         long long const len = key(("NAXIS" + std::to_string(a)).c_str(), 0);
-        n = len <= 0 ? 0 : n > std::numeric_limits<long long>::max() / len
-                               ? std::numeric_limits<long long>::max() : n * len;
+        n = len <= 0 ? 0
+            : n > std::numeric_limits<long long>::max() / len
+                ? std::numeric_limits<long long>::max()
+                : n * len;
       }
       h.has_data = n > 0;
       h.padded_end = dataend;
@@ -200,8 +201,8 @@ void read_blocks(FitsIn const& in, std::string const& hdu, int datatype, long lo
   }
 }
 
-void require_2d_shape(FitsIn const& in, std::string const& hdu, std::vector<long> const& ax,
-                      int nx, int ny) {
+void require_2d_shape(FitsIn const& in, std::string const& hdu, std::vector<long> const& ax, int nx,
+                      int ny) {
   if (ax.size() != 2) {
     throw InputError(in.path(), hdu,
                      "expected a 2-D image, found " + std::to_string(ax.size()) + " axes");
@@ -209,8 +210,8 @@ void require_2d_shape(FitsIn const& in, std::string const& hdu, std::vector<long
   if (nx >= 0 && (ax[0] != nx || ax[1] != ny))
     throw InputError(in.path(), hdu,
                      "shape " + std::to_string(ax[1]) + " x " + std::to_string(ax[0]) +
-                         " (rows x columns) does not match IMAGE's " + std::to_string(ny) +
-                         " x " + std::to_string(nx));
+                         " (rows x columns) does not match IMAGE's " + std::to_string(ny) + " x " +
+                         std::to_string(nx));
 }
 
 bool is_integer_bitpix(int b) {
@@ -246,8 +247,8 @@ void write_image_hdu(fitsfile* f, std::string const& path, char const* extname, 
 
 bool is_reserved_key(std::string const& k) {
   std::string const u = upper(k);
-  static char const* const reserved[] = {"SIMPLE", "BITPIX", "EXTEND", "XTENSION", "PCOUNT",
-                                         "GCOUNT", "EXTNAME", "END", "BSCALE", "BZERO"};
+  static char const* const reserved[] = {"SIMPLE", "BITPIX",  "EXTEND", "XTENSION", "PCOUNT",
+                                         "GCOUNT", "EXTNAME", "END",    "BSCALE",   "BZERO"};
   for (auto r : reserved)
     if (u == r) return true;
   return u.compare(0, 5, "NAXIS") == 0;
@@ -279,8 +280,8 @@ void write_card(fitsfile* f, std::string const& path, std::string const& key,
     }
   }
   if (status)
-    throw InputError(path, "IMAGE", "cannot write header card '" + key + "': " +
-                                        fits_message(status));
+    throw InputError(path, "IMAGE",
+                     "cannot write header card '" + key + "': " + fits_message(status));
 }
 
 }  // namespace
@@ -316,13 +317,12 @@ PreprocImage read_preproc(std::string const& path) {
   require_2d_shape(in, "MASK", image_shape(in, "MASK", hm), img.nx, img.ny);
   int const mb = equiv_bitpix(in, "MASK");
   if (!is_integer_bitpix(mb))
-    throw InputError(path, "MASK",
-                     "expected an integer image, found BITPIX " + std::to_string(mb));
+    throw InputError(path, "MASK", "expected an integer image, found BITPIX " + std::to_string(mb));
   img.mask.resize(static_cast<std::size_t>(n));
   if (mb == ULONGLONG_IMG) {
-    read_blocks<unsigned long long>(in, "MASK", TULONGLONG, n, [&](long long i, unsigned long long v) {
-      img.mask[i] = fold_mask(v);
-    });
+    read_blocks<unsigned long long>(
+        in, "MASK", TULONGLONG, n,
+        [&](long long i, unsigned long long v) { img.mask[i] = fold_mask(v); });
   } else {
     read_blocks<long long>(in, "MASK", TLONGLONG, n, [&](long long i, long long v) {
       img.mask[i] = fold_mask(static_cast<std::uint64_t>(v));
@@ -364,9 +364,9 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
   HduInfo const& hf = in.move_to("TRUTH_FLUX");
   auto const af = image_shape(in, "TRUTH_FLUX", hf);
   if (af.size() != 2 || af[0] != nwave || af[1] <= 0 || af[1] > std::numeric_limits<int>::max())
-    throw InputError(path, "TRUTH_FLUX",
-                     "expected a 2-D image [nspec][" + std::to_string(nwave) +
-                         "] matching TRUTH_WAVE");
+    throw InputError(
+        path, "TRUTH_FLUX",
+        "expected a 2-D image [nspec][" + std::to_string(nwave) + "] matching TRUTH_WAVE");
   t.nspec = static_cast<int>(af[1]);
   auto integer_key = [&](char const* key, long long absent) {
     auto const text = read_key_text(in.get(), key);
@@ -379,8 +379,9 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
   long long const specmin = integer_key("SPECMIN", 0);
   long long const nspec_key = integer_key("NSPEC", t.nspec);
   if (specmin < 0 || specmin > std::numeric_limits<int>::max() - t.nspec)
-    throw InputError(path, "TRUTH_FLUX", "SPECMIN " + std::to_string(specmin) +
-                                             " is not the index of a first spectrum");
+    throw InputError(
+        path, "TRUTH_FLUX",
+        "SPECMIN " + std::to_string(specmin) + " is not the index of a first spectrum");
   if (nspec_key != t.nspec)
     throw InputError(path, "TRUTH_FLUX",
                      "NSPEC = " + std::to_string(nspec_key) + " but the image has " +

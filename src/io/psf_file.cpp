@@ -9,7 +9,6 @@
 
 #include <fitsio.h>
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -175,8 +174,8 @@ class Reader {
 
 bool parse_gh(std::string const& name, int& i, int& j) {
   char tail = 0;
-  return name.rfind("GH-", 0) == 0 &&
-         std::sscanf(name.c_str(), "GH-%d-%d%c", &i, &j, &tail) == 2 && i >= 0 && j >= 0;
+  return name.rfind("GH-", 0) == 0 && std::sscanf(name.c_str(), "GH-%d-%d%c", &i, &j, &tail) == 2 &&
+         i >= 0 && j >= 0;
 }
 
 }  // namespace
@@ -212,7 +211,8 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
     if (end == v->c_str() || !std::isfinite(ver))
       r.fail("PSFVER '" + *v + "' is not a version number");
     if (ver < 3)
-      r.fail("PSFVER " + *v + " is an older layout (traces inside the PSF table); only PSFVER 3 "
+      r.fail("PSFVER " + *v +
+             " is an older layout (traces inside the PSF table); only PSFVER 3 "
              "(XTRACE and YTRACE HDUs) is supported");
   }
   long const legdeg = r.need_long("LEGDEG");
@@ -356,8 +356,7 @@ class Writer {
   explicit Writer(std::string const& final_path) : out_(final_path), final_(final_path) {
     int st = 0;
     f_ = create_fits(out_, st);
-    if (st)
-      throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
+    if (st) throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
   }
   void check(int st, std::string const& hdu, std::string const& doing) {
     if (st) throw Error(final_ + ": HDU '" + hdu + "': cannot " + doing + ": " + fits_message(st));
@@ -392,8 +391,10 @@ void write_trace(Writer& w, LegendreSet const& s, char const* name, GaussHermite
   fits_update_key(f, TSTRING, "EXTNAME", const_cast<char*>(name), nullptr, &st);
   fits_update_key(f, TINT, "FIBERMIN", &fibermin, "first fiber (starting at 0)", &st);
   fits_update_key(f, TINT, "FIBERMAX", &fibermax, "last fiber (included)", &st);
-  fits_update_key(f, TDOUBLE, "WAVEMIN", &wmin, "minimum wavelength (A) of the Legendre range", &st);
-  fits_update_key(f, TDOUBLE, "WAVEMAX", &wmax, "maximum wavelength (A) of the Legendre range", &st);
+  fits_update_key(f, TDOUBLE, "WAVEMIN", &wmin, "minimum wavelength (A) of the Legendre range",
+                  &st);
+  fits_update_key(f, TDOUBLE, "WAVEMAX", &wmax, "maximum wavelength (A) of the Legendre range",
+                  &st);
   if (primary) {
     fits_update_key(f, TSTRING, "PSFTYPE", const_cast<char*>("GAUSS-HERMITE"), nullptr, &st);
     fits_update_key(f, TINT, "PSFVER", &psfver, nullptr, &st);
@@ -406,7 +407,8 @@ void write_trace(Writer& w, LegendreSet const& s, char const* name, GaussHermite
 
 void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
   std::string const problem = psf::check_psf(psf);
-  if (!problem.empty()) throw ParameterError(path + ": cannot write an inconsistent PSF: " + problem);
+  if (!problem.empty())
+    throw ParameterError(path + ": cannot write an inconsistent PSF: " + problem);
   for (auto const& n : psf.param_names)
     if (n.size() > 8 || n.empty())
       throw ParameterError(path + ": parameter name '" + n + "' does not fit PARAM (8A)");
@@ -433,9 +435,9 @@ void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
   std::vector<double> coeff;
   coeff.reserve(std::size_t(nrows) * psf.nfiber * ncoef);
   for (auto const& p : psf.params) coeff.insert(coeff.end(), p.coeff.begin(), p.coeff.end());
-  w.check(fits_write_col(f, TDOUBLE, 2, 1, 1, static_cast<LONGLONG>(coeff.size()), coeff.data(),
-                         &st),
-          "PSF", "write COEFF");
+  w.check(
+      fits_write_col(f, TDOUBLE, 2, 1, 1, static_cast<LONGLONG>(coeff.size()), coeff.data(), &st),
+      "PSF", "write COEFF");
   // Legendre degree in fiber number (specex's fit; informational) and in wavelength.
   std::vector<int> degx(nrows, 0), degw(nrows, ncoef - 1);
   w.check(fits_write_col(f, TINT, 3, 1, 1, nrows, degx.data(), &st), "PSF", "write LEGDEGX");
@@ -455,10 +457,13 @@ void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
   fits_update_key(f, TINT, "FIBERMAX", &fibermax, "last fiber (included)", &st);
   fits_update_key(f, TINT, "NPARAMS", &nparams, "number of PSF parameters", &st);
   fits_update_key(f, TINT, "LEGDEG", &legdeg, "degree of Legendre pol.(wave) for parameters", &st);
-  fits_update_key(f, TINT, "GHDEGX", &ghdegx, "degree of Hermite polynomial along CCD columns", &st);
+  fits_update_key(f, TINT, "GHDEGX", &ghdegx, "degree of Hermite polynomial along CCD columns",
+                  &st);
   fits_update_key(f, TINT, "GHDEGY", &ghdegy, "degree of Hermite polynomial along CCD rows", &st);
-  fits_update_key(f, TDOUBLE, "WAVEMIN", &wmin, "minimum wavelength (A), used for the Legendre p", &st);
-  fits_update_key(f, TDOUBLE, "WAVEMAX", &wmax, "maximum wavelength (A), used for the Legendre p", &st);
+  fits_update_key(f, TDOUBLE, "WAVEMIN", &wmin, "minimum wavelength (A), used for the Legendre p",
+                  &st);
+  fits_update_key(f, TDOUBLE, "WAVEMAX", &wmax, "maximum wavelength (A), used for the Legendre p",
+                  &st);
   fits_update_key(f, TDOUBLE, "PSFERR", &psferr, "PSF fractional error used in chi2pix", &st);
   w.check(st, "PSF", "write the header");
   w.check(fits_write_chksum(f, &st), "PSF", "write the checksum");

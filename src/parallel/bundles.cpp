@@ -11,7 +11,8 @@ std::vector<SpectrumRange> assign_bundles(int specmin, int nspec, int bundlesize
   // Bundle boundaries inside [specmin, specmin + nspec).
   std::vector<int> edges{specmin};
   int const end = specmin + nspec;
-  for (int b = (specmin / bundlesize + 1) * bundlesize; b < end; b += bundlesize) edges.push_back(b);
+  for (int b = (specmin / bundlesize + 1) * bundlesize; b < end; b += bundlesize)
+    edges.push_back(b);
   if (nspec > 0) edges.push_back(end);
   int const nbundle = static_cast<int>(edges.size()) - 1;
   std::vector<SpectrumRange> out(nranks);

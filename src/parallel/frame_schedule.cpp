@@ -31,12 +31,14 @@ std::vector<std::vector<FrameTask>> schedule_frames(std::vector<double> const& c
                    [&](int a, int b) { return cost[std::size_t(a)] > cost[std::size_t(b)]; });
   std::vector<double> load(static_cast<std::size_t>(nranks), 0.0);
   for (int f : order) {
-    auto const r = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    auto const r =
+        static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     load[r] += cost[std::size_t(f)];
     work[r].push_back({f, f, 0, 1});
   }
   for (auto& w : work)
-    std::sort(w.begin(), w.end(), [](FrameTask const& a, FrameTask const& b) { return a.frame < b.frame; });
+    std::sort(w.begin(), w.end(),
+              [](FrameTask const& a, FrameTask const& b) { return a.frame < b.frame; });
   return work;
 }
 

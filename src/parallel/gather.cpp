@@ -40,8 +40,7 @@ std::vector<unsigned> gather_rows(std::vector<unsigned> const& local, int root,
   return gather_impl(local, root, comm, MPI_UNSIGNED);
 }
 
-std::vector<double> sum_to_root(std::vector<double> const& local, int root,
-                                Communicator const& c) {
+std::vector<double> sum_to_root(std::vector<double> const& local, int root, Communicator const& c) {
   MPI_Comm const comm = detail::mpi_comm(c);
   if (comm == MPI_COMM_NULL || c.size() == 1) return local;
   std::vector<double> out(c.rank() == root ? local.size() : 0);

@@ -75,8 +75,8 @@ std::string check_psf(GaussHermitePsf const& psf) {
   if (psf.nfiber < 1) return "no fibers";
   if (psf.hsizex < 0 || psf.hsizey < 0 || psf.hsizex > max_half_size ||
       psf.hsizey > max_half_size) {
-    o << "spot half sizes HSIZEX " << psf.hsizex << ", HSIZEY " << psf.hsizey
-      << " are outside [0, " << max_half_size << "]";
+    o << "spot half sizes HSIZEX " << psf.hsizex << ", HSIZEY " << psf.hsizey << " are outside [0, "
+      << max_half_size << "]";
     return o.str();
   }
   if (psf.ghdegx < 0 || psf.ghdegy < 0 || psf.ghdegx > max_gh_degree ||
@@ -98,8 +98,8 @@ std::string check_psf(GaussHermitePsf const& psf) {
     if (psf.params[i].ncoef != psf.params[0].ncoef ||
         psf.params[i].wavemin != psf.params[0].wavemin ||
         psf.params[i].wavemax != psf.params[0].wavemax)
-      return "parameter " + name + " has a Legendre degree or range unlike " +
-             psf.param_names[0] + "'s";
+      return "parameter " + name + " has a Legendre degree or range unlike " + psf.param_names[0] +
+             "'s";
     // GH-i-j beyond the declared degrees: the file contradicts itself.
     int gi = 0, gj = 0;
     char tail = 0;
@@ -118,8 +118,8 @@ std::string check_psf(GaussHermitePsf const& psf) {
   for (int i = 0; i <= psf.ghdegx; ++i)
     for (int j = 0; j <= psf.ghdegy; ++j)
       if (psf.gh_index(i, j) < 0) {
-        o << "parameter GH-" << i << "-" << j << " is missing (GHDEGX " << psf.ghdegx
-          << ", GHDEGY " << psf.ghdegy << ")";
+        o << "parameter GH-" << i << "-" << j << " is missing (GHDEGX " << psf.ghdegx << ", GHDEGY "
+          << psf.ghdegy << ")";
         return o.str();
       }
   if (!(psf.wavemin() < psf.wavemax())) {
@@ -135,8 +135,8 @@ std::string check_psf(GaussHermitePsf const& psf) {
         double const w = w0 + (w1 - w0) * k / 32.0;
         double const v = s.value(f, w);
         if (!(v > 0.0)) {
-          o << "parameter " << n << " is " << v << " (not positive) for fiber " << f << " at "
-            << w << " A";
+          o << "parameter " << n << " is " << v << " (not positive) for fiber " << f << " at " << w
+            << " A";
           return o.str();
         }
       }

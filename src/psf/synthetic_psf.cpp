@@ -38,12 +38,12 @@ class Stream {
 double gh_base(int i, int j) {
   static double const t[7][7] = {
       // j = 0      1       2       3       4       5       6
-      {1.0, 0.0, 0.028, 0.0, 0.0115, 0.0, 0.0072},      // i = 0
-      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},              // i = 1
+      {1.0, 0.0, 0.028, 0.0, 0.0115, 0.0, 0.0072},        // i = 0
+      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},                // i = 1
       {0.0085, 0.0, -0.0046, 0.0, 0.0179, 0.0, 0.00027},  // i = 2
-      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},              // i = 3
+      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},                // i = 3
       {-0.0032, 0.0, 0.0164, 0.0, 0.0035, 0.0, 0.00066},  // i = 4
-      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},              // i = 5
+      {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},                // i = 5
       {0.0049, 0.0, 0.00025, 0.0, 0.00065, 0.0, 0.0001},  // i = 6
   };
   return (i < 7 && j < 7) ? t[i][j] : 0.0;
@@ -83,8 +83,8 @@ GaussHermitePsf make_synthetic_psf(SyntheticPsfOptions const& o) {
   double const shift = 0.5 * (o.npix_x - 1) - 0.5 * (x0.front() + x0.back());
   for (double& x : x0) x += shift;
   need(x0.front() - 20 >= 0 && x0.back() + 20 <= o.npix_x - 1,
-       "the " + std::to_string(nf) + " fibers do not fit on a CCD of " +
-           std::to_string(o.npix_x) + " columns");
+       "the " + std::to_string(nf) + " fibers do not fit on a CCD of " + std::to_string(o.npix_x) +
+           " columns");
 
   Stream rng(o.seed);
   // Per-bundle and per-fiber scatter, drawn in a fixed order.
@@ -130,8 +130,8 @@ GaussHermitePsf make_synthetic_psf(SyntheticPsfOptions const& o) {
     double const xn = (x0[f] - xmid) / 1930.0;
     set(psf.xtrace, f, {x0[f] + fiber_dx[f], -5.5 * xn, -1.5 * xn, 0.3 * xn * xn * xn});
     set(psf.ytrace, f,
-        {sy * (1964.0 + 117.0 * xn * xn) + bundle_dy[f / o.bundlesize], sy * (2098.0 + 8.0 * xn * xn),
-         sy * 57.0, sy * 10.0, sy * 1.2, sy * -2.0});
+        {sy * (1964.0 + 117.0 * xn * xn) + bundle_dy[f / o.bundlesize],
+         sy * (2098.0 + 8.0 * xn * xn), sy * 57.0, sy * 10.0, sy * 1.2, sy * -2.0});
   }
 
   int const npc = o.legdeg + 1;

@@ -8,8 +8,8 @@
 
 namespace kspecter::sim {
 
-DefectSummary add_defects(std::uint64_t seed, int nx, int ny, float* image, float* ivar,
-                          int* mask, DefectOptions const& opt) {
+DefectSummary add_defects(std::uint64_t seed, int nx, int ny, float* image, float* ivar, int* mask,
+                          DefectOptions const& opt) {
   if (nx <= 0 || ny <= 0) throw ParameterError("add_defects: empty image");
   if (opt.bad_columns < 0 || !(opt.cosmics_per_megapixel >= 0))
     throw ParameterError("add_defects: negative defect counts");

@@ -65,7 +65,8 @@ void add_line(std::vector<double> const& edges, std::vector<double> const& width
   i = i > 0 ? i - 1 : 0;
   double const s = 1.0 / (std::sqrt(2.0) * l.sigma);
   for (; i < nbin && edges[i] < hi; ++i) {
-    double const frac = 0.5 * (std::erf((edges[i + 1] - l.wave) * s) - std::erf((edges[i] - l.wave) * s));
+    double const frac =
+        0.5 * (std::erf((edges[i + 1] - l.wave) * s) - std::erf((edges[i] - l.wave) * s));
     flux[i] += scale * l.electrons * frac / widths[i];
   }
 }
@@ -81,7 +82,7 @@ std::vector<Line> sky_lines(std::uint64_t seed, double line_scale) {
   struct Band {
     double centre, half_width, strength;
   };
-  Band const bands[] = {{5270, 60, 0.10}, {5920, 90, 0.15}, {6290, 70, 0.45}, {6530, 100, 0.55},
+  Band const bands[] = {{5270, 60, 0.10},  {5920, 90, 0.15},  {6290, 70, 0.45},  {6530, 100, 0.55},
                         {6890, 110, 0.75}, {7320, 120, 1.00}, {7640, 110, 0.80}, {7900, 130, 1.10},
                         {8400, 160, 1.40}, {8860, 170, 1.40}, {9400, 220, 0.90}, {9800, 160, 0.70}};
   CounterRng rng(seed, stream::spectra, ~std::uint64_t(0));
@@ -89,7 +90,7 @@ std::vector<Line> sky_lines(std::uint64_t seed, double line_scale) {
     for (int k = 0; k < 16; ++k) {
       double const centre = b.centre + b.half_width * (2.0 * rng.uniform() - 1.0);
       double const e = b.strength * 30.0 * std::pow(10.0, 2.4 * rng.uniform());  // 30..7500
-      double const split = 1.0 + 2.5 * rng.uniform();                           // doublet, A
+      double const split = 1.0 + 2.5 * rng.uniform();                            // doublet, A
       lines.push_back({centre, sigma, e});
       lines.push_back({centre + split, sigma, e * (0.6 + 0.4 * rng.uniform())});
     }
@@ -132,7 +133,8 @@ Spectra make_spectra(std::uint64_t seed, int specmin, int nspec,
   std::vector<double> sky(nw, 0.0);
   for (std::size_t i = 0; i < nw; ++i)
     sky[i] = opt.sky_continuum * std::pow(wavelength[i] / 6500.0, 0.5);
-  for (Line const& l : sky_lines(seed, opt.sky_line_scale)) add_line(edges, widths, l, 1.0, sky.data());
+  for (Line const& l : sky_lines(seed, opt.sky_line_scale))
+    add_line(edges, widths, l, 1.0, sky.data());
 
   std::vector<double> obj(nw);
   for (int f = 0; f < nspec; ++f) {
@@ -156,7 +158,8 @@ Spectra make_spectra(std::uint64_t seed, int specmin, int nspec,
       if (has_lines) {
         for (RestLine const& r : emission_lines) {
           double const w = r.wave * (1.0 + z);
-          double const strength = (r.wave > 4950 && r.wave < 5010) ? r.strength * oiii_boost : r.strength;
+          double const strength =
+              (r.wave > 4950 && r.wave < 5010) ? r.strength * oiii_boost : r.strength;
           add_line(edges, widths, {w, w * sigma_v / c_kms, oii * strength}, 1.0, obj.data());
         }
       }

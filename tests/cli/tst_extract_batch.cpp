@@ -8,14 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
-#include <sched.h>
-#include <unistd.h>
 
 namespace {
 
@@ -47,10 +47,12 @@ class ExtractBatch : public ::testing::Test {
   static void SetUpTestSuite() { setup_error_ = prepare(); }
   void SetUp() override { ASSERT_TRUE(setup_error_.empty()) << setup_error_; }
   static std::string prepare() {
-    dir_ = fs::path(KSPECTER_TEST_BINARY_DIR) / "scratch" / ("extract_batch." + std::to_string(::getpid()));
+    dir_ = fs::path(KSPECTER_TEST_BINARY_DIR) / "scratch" /
+           ("extract_batch." + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    auto r = run(exe + " make-psf --log-level quiet --nfiber 30 --ccd 300,4128 -o " + path("psf.fits"));
+    auto r =
+        run(exe + " make-psf --log-level quiet --nfiber 30 --ccd 300,4128 -o " + path("psf.fits"));
     if (r.status != 0) return r.out;
     for (int i = 0; i < 3; ++i) {
       r = run(exe + " simulate --log-level quiet --psf " + path("psf.fits") + " -o " + image(i) +
@@ -59,8 +61,8 @@ class ExtractBatch : public ::testing::Test {
     }
     // The references: every frame alone, on one rank (frame 2 on its own, narrower grid).
     for (int i = 0; i < 3; ++i) {
-      r = run(exe + " extract --log-level quiet -i " + image(i) + " -p " + path("psf.fits") + " -o " +
-              path("ref" + std::to_string(i) + ".fits") + " " + layout +
+      r = run(exe + " extract --log-level quiet -i " + image(i) + " -p " + path("psf.fits") +
+              " -o " + path("ref" + std::to_string(i) + ".fits") + " " + layout +
               (i == 2 ? " -w 6010,6100,0.8" : ""));
       if (r.status != 0) return r.out;
     }
@@ -72,7 +74,8 @@ class ExtractBatch : public ::testing::Test {
 
   // A batch list in its own folder: three frames, the third with its own grid; `bad` lines
   // replace frame lines by index.
-  static std::string make_list(std::string const& name, std::map<int, std::string> const& bad = {}) {
+  static std::string make_list(std::string const& name,
+                               std::map<int, std::string> const& bad = {}) {
     fs::create_directories(dir_ / name);
     std::ofstream list(path(name + "/list.txt"));
     list << "# image psf output [grid]\n";
@@ -82,8 +85,9 @@ class ExtractBatch : public ::testing::Test {
         list << it->second << "\n";
         continue;
       }
-      list << image(i) << " " << path("psf.fits") << " " << path(name + "/f" + std::to_string(i) + ".fits")
-           << (i == 2 ? " 6010,6100,0.8" : "") << "\n\n";
+      list << image(i) << " " << path("psf.fits") << " "
+           << path(name + "/f" + std::to_string(i) + ".fits") << (i == 2 ? " 6010,6100,0.8" : "")
+           << "\n\n";
     }
     return path(name + "/list.txt");
   }
@@ -125,11 +129,14 @@ TEST_F(ExtractBatch, every_frame_equals_its_single_frame_run_at_1_2_and_4_ranks)
     EXPECT_NE(r.out.find("on " + std::to_string(np) + " rank"), std::string::npos) << r.out;
     // Progress: every frame announced once by rank 0, with an ETA.
     for (int k = 1; k <= 3; ++k)
-      EXPECT_NE(r.out.find("frame " + std::to_string(k) + "/3 written"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("frame " + std::to_string(k) + "/3 written"), std::string::npos)
+          << r.out;
     EXPECT_NE(r.out.find("ETA"), std::string::npos) << r.out;
     for (int i = 0; i < 3; ++i)
-      expect_same_frame(path(name + "/f" + std::to_string(i) + ".fits"), path("ref" + std::to_string(i) + ".fits"));
-    EXPECT_EQ(files_in(dir_ / name), (std::vector<std::string>{"f0.fits", "f1.fits", "f2.fits", "list.txt"}));
+      expect_same_frame(path(name + "/f" + std::to_string(i) + ".fits"),
+                        path("ref" + std::to_string(i) + ".fits"));
+    EXPECT_EQ(files_in(dir_ / name),
+              (std::vector<std::string>{"f0.fits", "f1.fits", "f2.fits", "list.txt"}));
   }
 }
 
@@ -149,22 +156,27 @@ TEST_F(ExtractBatch, a_failing_frame_ends_the_job_with_one_message_and_no_partia
     for (std::string const what : {"missing", "broken"}) {
       std::string const name = "fail_" + what + std::to_string(np);
       std::string const output = path(name + "/f1.fits");
-      std::string const line = what == std::string("missing")
-                                   ? path("no_such_image.fits") + " " + path("psf.fits") + " " + output
-                                   : image(1) + " " + broken + " " + output;
+      std::string const line =
+          what == std::string("missing")
+              ? path("no_such_image.fits") + " " + path("psf.fits") + " " + output
+              : image(1) + " " + broken + " " + output;
       auto const list = make_list(name, {{1, line}});
       auto const r = run(guard + mpiexec(np) + exe + " extract --batch " + list + " " + layout);
       SCOPED_TRACE(name);
       EXPECT_EQ(r.status, 1) << r.out;  // 124 would be the timeout: a hang
       // One message, from rank 0, naming the frame and the file.
       std::regex const error_line("kspecter extract: error: ");
-      auto const n = std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), error_line), std::sregex_iterator());
+      auto const n = std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), error_line),
+                                   std::sregex_iterator());
       EXPECT_EQ(n, 1) << r.out;
       EXPECT_NE(r.out.find("frame " + output), std::string::npos) << r.out;
-      EXPECT_NE(r.out.find(what == std::string("missing") ? "no_such_image.fits" : "broken_psf.fits"), std::string::npos)
+      EXPECT_NE(
+          r.out.find(what == std::string("missing") ? "no_such_image.fits" : "broken_psf.fits"),
+          std::string::npos)
           << r.out;
       EXPECT_NE(r.out.find("stopped after"), std::string::npos) << r.out;
-      EXPECT_EQ(r.out.find("MPI_ABORT"), std::string::npos) << "the job ends without MPI_Abort\n" << r.out;
+      EXPECT_EQ(r.out.find("MPI_ABORT"), std::string::npos) << "the job ends without MPI_Abort\n"
+                                                            << r.out;
       EXPECT_FALSE(fs::exists(output));
       // Frames that were written are complete and right; nothing else is in the folder.
       for (auto const& f : files_in(dir_ / name)) {
@@ -180,19 +192,24 @@ TEST_F(ExtractBatch, malformed_lists_are_refused_before_any_work) {
   auto const list = make_list("malformed", {{1, image(1) + " " + path("psf.fits")}});
   auto r = run(exe + " extract --batch " + list + " " + layout);
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("list.txt:4: expected `image psf output [WMIN,WMAX,DW]`, found 2 fields"), std::string::npos)
+  EXPECT_NE(r.out.find("list.txt:4: expected `image psf output [WMIN,WMAX,DW]`, found 2 fields"),
+            std::string::npos)
       << r.out;
   EXPECT_EQ(files_in(dir_ / "malformed"), std::vector<std::string>{"list.txt"});
 
-  auto const dup = make_list("duplicate", {{1, image(1) + " " + path("psf.fits") + " " + path("duplicate/f0.fits")}});
+  auto const dup = make_list(
+      "duplicate", {{1, image(1) + " " + path("psf.fits") + " " + path("duplicate/f0.fits")}});
   r = run(exe + " extract --batch " + dup + " " + layout);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("is also written by"), std::string::npos) << r.out;
 
-  auto const grid = make_list("grid", {{1, image(1) + " " + path("psf.fits") + " " + path("grid/f1.fits") + " 6000,x,0.8"}});
+  auto const grid = make_list("grid", {{1, image(1) + " " + path("psf.fits") + " " +
+                                               path("grid/f1.fits") + " 6000,x,0.8"}});
   r = run(exe + " extract --batch " + grid + " " + layout);
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("list.txt:4: the wavelength grid must be WMIN,WMAX,DW, got '6000,x,0.8'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("list.txt:4: the wavelength grid must be WMIN,WMAX,DW, got '6000,x,0.8'"),
+            std::string::npos)
+      << r.out;
 
   r = run(exe + " extract --batch " + list + " -i " + image(0) + " " + layout);
   EXPECT_EQ(r.status, 2) << r.out;
@@ -211,7 +228,8 @@ TEST(ExtractRanks, unbound_ranks_share_the_node_cores) {
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   int const cores = CPU_COUNT(&set);
-  std::string const launch = std::string(KSPECTER_MPIEXEC) + " --oversubscribe --bind-to none -n 2 ";
+  std::string const launch =
+      std::string(KSPECTER_MPIEXEC) + " --oversubscribe --bind-to none -n 2 ";
   auto r = run("env -u OMP_NUM_THREADS " + launch + exe + " info");
   ASSERT_EQ(r.status, 0) << r.out;
   // `info` prints "concurrency N" on host builds and "concurrency <GPU> (host N)" on GPU ones.

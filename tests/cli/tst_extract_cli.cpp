@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <string>
-#include <unistd.h>
 
 namespace {
 
@@ -144,7 +144,8 @@ TEST_F(ExtractCli, bad_inputs_name_the_problem_and_keep_old_output) {
   auto const before = std::filesystem::file_size(keep);
   auto const t_before = std::filesystem::last_write_time(keep);
 
-  auto r = run(exe + " extract -i " + out("missing.fits") + " -p " + psf() + " -o " + keep + " " + grid);
+  auto r =
+      run(exe + " extract -i " + out("missing.fits") + " -p " + psf() + " -o " + keep + " " + grid);
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("missing.fits"), std::string::npos) << r.out;
 

@@ -21,11 +21,12 @@ struct ToyPsf {
   int hsizex = 5, hsizey = 4;
   int npix_x = 0, npix_y = 0;  // set by fit_ccd
   double x0 = 12.3, dxf = 6.4, gap = 5.0, tilt = 0.01;
-  double y0 = 14.2, w0 = 6000.0, aperpix = 0.45;  // 0.8 A bins -> 1.78 px per bin
+  double y0 = 14.2, w0 = 6000.0, aperpix = 0.45;      // 0.8 A bins -> 1.78 px per bin
   double sigx = 1.05, sigy = 1.15, sig_slope = 2e-4;  // sigma grows slowly with y
   int bundle = 25;
   double wavemin = 5900, wavemax = 6400;
-  double wiggle = 0, wiggle_period = 4.0;  // y += wiggle sin(2 pi w / period): > ~0.7 px folds the trace back
+  double wiggle = 0,
+         wiggle_period = 4.0;  // y += wiggle sin(2 pi w / period): > ~0.7 px folds the trace back
 
   int spot_nx() const { return 2 * hsizex + 1; }
   int spot_ny() const { return 2 * hsizey + 1; }
@@ -84,10 +85,12 @@ struct ToyPsf {
   template <class MemorySpace>
   extract::SpotProvider<MemorySpace> provider() const {
     ToyPsf const self = *this;
-    return [self](int f0, int nf, Kokkos::View<const double*, MemorySpace> wave, psf::Spots<MemorySpace>& out) {
+    return [self](int f0, int nf, Kokkos::View<const double*, MemorySpace> wave,
+                  psf::Spots<MemorySpace>& out) {
       int const nw = int(wave.extent(0)), ny = self.spot_ny(), nx = self.spot_nx();
       auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), wave);
-      out.values = Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>("toy_spots", nf, nw, ny, nx);
+      out.values =
+          Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>("toy_spots", nf, nw, ny, nx);
       out.xc = Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace>("toy_xc", nf, nw);
       out.yc = Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace>("toy_yc", nf, nw);
       out.fiber_begin = f0;
@@ -105,7 +108,8 @@ struct ToyPsf {
 
 /// Noiseless image [ny][nx] of spectra truth[nspec][nwave] (electrons per bin) of fibers
 /// [specmin, specmin + nspec) on the grid `wave`.
-inline std::vector<double> project(ToyPsf const& psf, int specmin, int nspec, std::vector<double> const& wave,
+inline std::vector<double> project(ToyPsf const& psf, int specmin, int nspec,
+                                   std::vector<double> const& wave,
                                    std::vector<double> const& truth) {
   std::vector<double> img(std::size_t(psf.npix_x) * psf.npix_y, 0.0);
   int const nx = psf.spot_nx(), ny = psf.spot_ny();
@@ -127,7 +131,8 @@ inline std::vector<double> project(ToyPsf const& psf, int specmin, int nspec, st
 }
 
 /// Smooth spectra with lines, positive, electrons per bin.
-inline std::vector<double> make_truth(int nspec, std::vector<double> const& wave, std::uint32_t seed) {
+inline std::vector<double> make_truth(int nspec, std::vector<double> const& wave,
+                                      std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   int const nw = int(wave.size());
@@ -140,8 +145,9 @@ inline std::vector<double> make_truth(int nspec, std::vector<double> const& wave
     for (int w = 0; w < nw; ++w) {
       double const x = wave[std::size_t(w)];
       double const z = (x - wave.front()) / (wave.back() - wave.front() + 1e-9);
-      t[std::size_t(s) * nw + w] = cont * (1 + slope * z) + a1 * std::exp(-0.5 * std::pow((x - l1) / 1.2, 2)) +
-                                  a2 * std::exp(-0.5 * std::pow((x - l2) / 0.9, 2));
+      t[std::size_t(s) * nw + w] = cont * (1 + slope * z) +
+                                   a1 * std::exp(-0.5 * std::pow((x - l1) / 1.2, 2)) +
+                                   a2 * std::exp(-0.5 * std::pow((x - l2) / 0.9, 2));
     }
   }
   return t;
@@ -245,14 +251,14 @@ inline std::vector<LD> dense_inverse_sqrt(std::vector<LD> a, int m, LD rel_clip 
 /// spots, then iCov, y, fluxweight, prior, f, C = iCov^-1, Q per core fiber.
 struct BruteForcePatch {
   int n = 0, m = 0, nslots = 0;
-  std::vector<LD> a;      // [npix][n]
+  std::vector<LD> a;                  // [npix][n]
   std::vector<LD> icov, y, fw, f, c;  // c: full inverse [n][n]
-  std::vector<LD> q;      // [ncore][m][m]
+  std::vector<LD> q;                  // [ncore][m][m]
   std::vector<int> pix_y, pix_x;      // pixel of each row of A
 
   BruteForcePatch(ToyPsf const& psf, extract::PatchPlan const& plan, extract::PatchDebug const& d,
-                  std::vector<double> const& image, std::vector<double> const& ivar, double regularize,
-                  double rel_clip = 1e-14) {
+                  std::vector<double> const& image, std::vector<double> const& ivar,
+                  double regularize, double rel_clip = 1e-14) {
     m = plan.nwave_pad;
     nslots = plan.nfiber_slots;
     n = nslots * m;
@@ -274,7 +280,8 @@ struct BruteForcePatch {
         psf.spot(p.fiber_pad0 + k, plan.full_wave[std::size_t(p.wave0 + w)], v.data(), xc, yc);
         for (std::size_t r = 0; r < npix; ++r) {
           int const iy = pix_y[r] - yc, ix = pix_x[r] - xc;
-          if (iy >= 0 && iy < ny && ix >= 0 && ix < nx) a[r * n + std::size_t(k * m + w)] = v[std::size_t(iy * nx + ix)];
+          if (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
+            a[r * n + std::size_t(k * m + w)] = v[std::size_t(iy * nx + ix)];
         }
       }
     std::vector<LD> wgt(npix), pv(npix);
@@ -325,7 +332,8 @@ struct BruteForcePatch {
       int const s = p.core_slot + cc;
       std::vector<LD> blk(std::size_t(m) * m);
       for (int i = 0; i < m; ++i)
-        for (int j = 0; j < m; ++j) blk[std::size_t(i) * m + j] = c[std::size_t(s * m + i) * n + std::size_t(s * m + j)];
+        for (int j = 0; j < m; ++j)
+          blk[std::size_t(i) * m + j] = c[std::size_t(s * m + i) * n + std::size_t(s * m + j)];
       auto qq = dense_inverse_sqrt(blk, m, rel_clip);
       q.insert(q.end(), qq.begin(), qq.end());
     }

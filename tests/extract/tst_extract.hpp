@@ -30,7 +30,8 @@ struct Toy {
   std::vector<double> wave, truth, clean, image, ivar;
   int nspec = 0, nwave = 0;
 
-  explicit Toy(int nfiber = 15, int nbins = 150, double wmin = 6000.0, double dxf = 6.4, double sigx = 1.05) {
+  explicit Toy(int nfiber = 15, int nbins = 150, double wmin = 6000.0, double dxf = 6.4,
+               double sigx = 1.05) {
     psf.nfiber = nfiber;
     psf.dxf = dxf;
     psf.sigx = sigx;
@@ -58,9 +59,11 @@ struct Toy {
   }
 };
 
-FrameResult run(ToyPsf const& psf, std::vector<double> const& image, std::vector<double> const& ivar,
-                ExtractOptions const& opt, StageTimes* times = nullptr) {
-  using HV = Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+FrameResult run(ToyPsf const& psf, std::vector<double> const& image,
+                std::vector<double> const& ivar, ExtractOptions const& opt,
+                StageTimes* times = nullptr) {
+  using HV = Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::View<double**, Kokkos::LayoutRight, mem> di("image", psf.npix_y, psf.npix_x);
   Kokkos::View<double**, Kokkos::LayoutRight, mem> dv("ivar", psf.npix_y, psf.npix_x);
   auto hi = Kokkos::create_mirror_view(di);
@@ -102,9 +105,13 @@ std::vector<double> full_r_row(PatchDebug const& d, int core, int j) {
 }
 
 // Frame outputs at (PSF row spec, output bin w).
-std::size_t at(FrameResult const& r, int spec, int w) { return std::size_t(spec - r.specmin) * r.nwave + w; }
+std::size_t at(FrameResult const& r, int spec, int w) {
+  return std::size_t(spec - r.specmin) * r.nwave + w;
+}
 double rdiag(FrameResult const& r, int spec, int k, int w) {
-  return r.resolution[(std::size_t(spec - r.specmin) * (2 * r.ndiag + 1) + std::size_t(k)) * r.nwave + w];
+  return r
+      .resolution[(std::size_t(spec - r.specmin) * (2 * r.ndiag + 1) + std::size_t(k)) * r.nwave +
+                  w];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -144,7 +151,8 @@ TEST(TEST_CATEGORY, extract_patch_matches_dense_brute_force) {
       std::size_t const ii = std::size_t(bf.pix_y[rr]) * t.psf.npix_x + bf.pix_x[rr];
       if (!(t.ivar[ii] > 0)) continue;
       LD model = 0;
-      for (int j = 0; j < n; ++j) model += bf.a[rr * n + std::size_t(j)] * d.deconvolved[std::size_t(j)];
+      for (int j = 0; j < n; ++j)
+        model += bf.a[rr * n + std::size_t(j)] * d.deconvolved[std::size_t(j)];
       LD const e = psferr * model + 1e-32L;
       LD const tot = 1 / (1 / LD(t.ivar[ii]) + e * e);
       chi2[rr] = (t.image[ii] - model) * (t.image[ii] - model) * tot;
@@ -167,7 +175,8 @@ TEST(TEST_CATEGORY, extract_patch_matches_dense_brute_force) {
             for (int k = 0; k < m; ++k) {
               LD rtr = 0;
               for (int l = 0; l < m; ++l) {
-                LD const ri = q[std::size_t(l) * m + i] / s[std::size_t(l)], rk = q[std::size_t(l) * m + k] / s[std::size_t(l)];
+                LD const ri = q[std::size_t(l) * m + i] / s[std::size_t(l)],
+                         rk = q[std::size_t(l) * m + k] / s[std::size_t(l)];
                 rtr += ri * LD(s[std::size_t(l)]) * LD(s[std::size_t(l)]) * rk;
               }
               acc += rtr * bf.c[std::size_t(slot * m + k) * n + std::size_t(slot * m + j)];
@@ -206,7 +215,8 @@ TEST(TEST_CATEGORY, extract_patch_matches_dense_brute_force) {
             msk += a;
           }
         }
-        EXPECT_NEAR(r.chi2pix[o], double(den > 0 ? num / den : 0), 1e-9 * double(num / den) + 1e-12);
+        EXPECT_NEAR(r.chi2pix[o], double(den > 0 ? num / den : 0),
+                    1e-9 * double(num / den) + 1e-12);
         EXPECT_NEAR(r.pixmask_fraction[o], double(msk), 1e-12);
       }
     }
@@ -274,7 +284,8 @@ TEST(TEST_CATEGORY, extract_noiseless_flux_is_r_times_truth) {
         double rt = 0;  // R truth over the padded bins (truth is 0 outside the grid)
         for (int k = 0; k < d.m; ++k) {
           int const wk = d.patch.wave0 - plan.wavepad + k;
-          if (wk >= 0 && wk < t.nwave) rt += row[std::size_t(k)] * t.truth[std::size_t(spec) * t.nwave + wk];
+          if (wk >= 0 && wk < t.nwave)
+            rt += row[std::size_t(k)] * t.truth[std::size_t(spec) * t.nwave + wk];
         }
         double const fl = r.flux[at(r, spec, w)] * t.opt.dw;
         worst = std::max(worst, std::fabs(fl - rt) / std::fabs(rt));
@@ -294,9 +305,10 @@ TEST(TEST_CATEGORY, extract_noiseless_flux_is_r_times_truth) {
       }
     }
   }
-  std::printf("noiseless: max |flux - R truth| / R truth = %.3g (full R), %.3g (stored diagonals); "
-              "neighbour coupling %.3g\n",
-              worst, worst_diag, coupling);
+  std::printf(
+      "noiseless: max |flux - R truth| / R truth = %.3g (full R), %.3g (stored diagonals); "
+      "neighbour coupling %.3g\n",
+      worst, worst_diag, coupling);
   EXPECT_GT(coupling, 1e-6);
   EXPECT_LT(worst, 1e-8);
   EXPECT_LT(worst_diag, 1e-2);
@@ -344,7 +356,8 @@ TEST(TEST_CATEGORY, extract_noise_pulls_are_unit_normal) {
             double rt = 0;
             for (int k = 0; k < d.m; ++k) {
               int const wk = d.patch.wave0 - plan.wavepad + k;
-              if (wk >= 0 && wk < t.nwave) rt += row[std::size_t(k)] * t.truth[std::size_t(spec) * t.nwave + wk];
+              if (wk >= 0 && wk < t.nwave)
+                rt += row[std::size_t(k)] * t.truth[std::size_t(spec) * t.nwave + wk];
             }
             rtruth[at(r, spec, d.patch.wave0 + jj)] = rt / t.opt.dw;
           }
@@ -357,7 +370,8 @@ TEST(TEST_CATEGORY, extract_noise_pulls_are_unit_normal) {
       rs += pp;
       rs2 += pp * pp;
     }
-    std::printf("  realisation %d: mean %.4f std %.4f\n", int(real), rs / r.flux.size(), std::sqrt(rs2 / r.flux.size()));
+    std::printf("  realisation %d: mean %.4f std %.4f\n", int(real), rs / r.flux.size(),
+                std::sqrt(rs2 / r.flux.size()));
     for (std::size_t o = 0; o < r.flux.size(); ++o) {
       ASSERT_GT(r.ivar[o], 0.0);
       double const p = (r.flux[o] - rtruth[o]) * std::sqrt(r.ivar[o]);
@@ -498,7 +512,8 @@ TEST(TEST_CATEGORY, extract_off_chip_edges) {
         // Extracted where on the chip: close to the truth within a few sigma (away from the
         // grid's ends, where R smears the truth with the zeros beyond it).
         if (w > 2 * r.ndiag && w < t.nwave - 2 * r.ndiag)
-          EXPECT_LT(std::fabs(r.flux[o] - t.truth[o] / t.opt.dw) * std::sqrt(r.ivar[o]), 6.0) << s << " " << w;
+          EXPECT_LT(std::fabs(r.flux[o] - t.truth[o] / t.opt.dw) * std::sqrt(r.ivar[o]), 6.0)
+              << s << " " << w;
       }
     }
   EXPECT_GT(off, 15 * 5);
@@ -513,17 +528,21 @@ TEST(TEST_CATEGORY, extract_failed_cholesky_masks_its_patches) {
   t.add_noise(3);
   auto inner = t.psf.provider<mem>();
   double const bad_wave = t.wave[70];
-  SpotProvider<mem> broken = [inner, bad_wave](int f0, int nf, Kokkos::View<const double*, mem> wave,
+  SpotProvider<mem> broken = [inner, bad_wave](int f0, int nf,
+                                               Kokkos::View<const double*, mem> wave,
                                                psf::Spots<mem>& out) {
     inner(f0, nf, wave, out);
     auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), wave);
     auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.values);
     for (int w = 0; w < int(hw.extent(0)); ++w)
-      if (std::fabs(hw(w) - bad_wave) < 1e-6 && 7 >= f0 && 7 < f0 + nf) hv(7 - f0, w, 4, 5) = std::nan("");
+      if (std::fabs(hw(w) - bad_wave) < 1e-6 && 7 >= f0 && 7 < f0 + nf)
+        hv(7 - f0, w, 4, 5) = std::nan("");
     Kokkos::deep_copy(out.values, hv);
   };
-  using HV = Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Kokkos::View<double**, Kokkos::LayoutRight, mem> di("image", t.psf.npix_y, t.psf.npix_x), dv("ivar", t.psf.npix_y, t.psf.npix_x);
+  using HV = Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> di("image", t.psf.npix_y, t.psf.npix_x),
+      dv("ivar", t.psf.npix_y, t.psf.npix_x);
   auto hi = Kokkos::create_mirror_view(di);
   auto hv = Kokkos::create_mirror_view(dv);
   Kokkos::deep_copy(hi, HV(t.image.data(), t.psf.npix_y, t.psf.npix_x));
@@ -564,7 +583,8 @@ TEST(TEST_CATEGORY, extract_model_image_is_a_times_f) {
   ASSERT_EQ(r.model_ny, t.psf.npix_y);
   ASSERT_EQ(r.model.size(), std::size_t(t.psf.npix_x) * t.psf.npix_y);
   std::vector<double> f(std::size_t(r.nspec) * r.nwave);
-  for (std::size_t o = 0; o < f.size(); ++o) f[o] = r.ivar[o] > 0 ? r.deconvolved_flux[o] * t.opt.dw : 0.0;
+  for (std::size_t o = 0; o < f.size(); ++o)
+    f[o] = r.ivar[o] > 0 ? r.deconvolved_flux[o] * t.opt.dw : 0.0;
   auto const want = kspecter::test::project(t.psf, r.specmin, r.nspec, t.wave, f);
   EXPECT_LT(kspecter::test::max_rel_diff(r.model, want), 1e-13);
 }
@@ -597,7 +617,8 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   t.add_noise(17);
   FrameResult const a = run(t.psf, t.image, t.ivar, t.opt);
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
-  BatchFootprint const fp = batch_footprint(plan, t.opt.bundlesize, t.psf.spot_ny(), t.psf.spot_nx());
+  BatchFootprint const fp =
+      batch_footprint(plan, t.opt.bundlesize, t.psf.spot_ny(), t.psf.spot_nx());
   t.opt.memory_budget = fp.per_bundle_fixed + fp.per_patch;  // one patch per batch
   FrameResult const c = run(t.psf, t.image, t.ivar, t.opt);
   t.opt.memory_budget = fp.per_bundle_fixed + 10 * fp.per_patch;  // the first bundle's 10 patches
@@ -608,7 +629,9 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   for (FrameResult const* r : {&b, &c}) {
     EXPECT_EQ(std::memcmp(a.flux.data(), r->flux.data(), a.flux.size() * sizeof(double)), 0);
     EXPECT_EQ(std::memcmp(a.ivar.data(), r->ivar.data(), a.ivar.size() * sizeof(double)), 0);
-    EXPECT_EQ(std::memcmp(a.resolution.data(), r->resolution.data(), a.resolution.size() * sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(a.resolution.data(), r->resolution.data(),
+                          a.resolution.size() * sizeof(double)),
+              0);
     EXPECT_EQ(a.mask, r->mask);
   }
 }
@@ -623,8 +646,9 @@ TEST(TEST_CATEGORY, extract_rejects_bad_inputs) {
   other.npix_y += 1;  // the PSF describes another CCD than the image
   std::vector<double> img(std::size_t(other.npix_x) * t.psf.npix_y, 0.0);
   Kokkos::View<double**, Kokkos::LayoutRight, mem> di("image", t.psf.npix_y, t.psf.npix_x);
-  EXPECT_THROW(extract_frame(TEST_EXECSPACE(), other.provider<mem>(), other.geometry(), di, di, t.opt),
-               ParameterError);
+  EXPECT_THROW(
+      extract_frame(TEST_EXECSPACE(), other.provider<mem>(), other.geometry(), di, di, t.opt),
+      ParameterError);
   o = t.opt;
   o.nsubbundles = 0;
   EXPECT_THROW(run(t.psf, t.image, t.ivar, o), ParameterError);

@@ -1,4 +1,4 @@
-// The host-side patch plan follows gpu_specter's layout (extraction.md §3): padding of
+// The host-side patch plan follows gpu_specter's layout (docs/algorithm.md §3): padding of
 // fibers inside bundles only, wavelength padding and the padded grid, core coverage of every
 // requested (fiber, bin) exactly once, and batches within the memory budget.
 #include <kspecter/core/error.hpp>
@@ -51,7 +51,8 @@ TEST(extract_plan, desi_defaults) {
   ASSERT_EQ(p.full_wave.size(), std::size_t(12 + 2326 + 12 + 50));
   EXPECT_NEAR(p.full_wave[0], 5760 - 12 * 0.8, 1e-9);
   EXPECT_NEAR(p.full_wave[12], 5760, 1e-12);
-  for (std::size_t i = 1; i < p.full_wave.size(); ++i) EXPECT_NEAR(p.full_wave[i] - p.full_wave[i - 1], 0.8, 1e-9);
+  for (std::size_t i = 1; i < p.full_wave.size(); ++i)
+    EXPECT_NEAR(p.full_wave[i] - p.full_wave[i - 1], 0.8, 1e-9);
   // First bundle: subbundle 0 has no lower neighbour, 4 no upper one.
   auto const& a = p.patches[0];
   EXPECT_EQ(a.fiber_pad0, 0);
@@ -82,7 +83,8 @@ TEST(extract_plan, every_requested_bin_in_exactly_one_core) {
       for (int c = 0; c < pa.ncore; ++c) {
         int const f = pa.fiber_pad0 + pa.core_slot + c - o.specmin;
         if (f < 0 || f >= o.nspec) continue;
-        for (int w = 0; w < pa.nkeep; ++w) ++hits[std::size_t(f) * p.nwave + std::size_t(pa.wave0 + w)];
+        for (int w = 0; w < pa.nkeep; ++w)
+          ++hits[std::size_t(f) * p.nwave + std::size_t(pa.wave0 + w)];
       }
       // Padding stays inside the bundle.
       int const b0 = (pa.fiber_pad0 / 25) * 25;

@@ -4,13 +4,13 @@
 
 #include <test_data.hpp>
 
-#include <cerrno>
-#include <csignal>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/wait.h>
+#include <cerrno>
+#include <csignal>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 extern char** environ;

@@ -66,8 +66,8 @@ inline void write_image(fitsfile* out, std::string const& extname, int bitpix,
   check(fits_update_key(out, TSTRING, "EXTNAME", const_cast<char*>(extname.c_str()), nullptr, &st),
         "EXTNAME");
   if (!values.empty())
-    check(fits_write_img(out, TDOUBLE, 1, LONGLONG(values.size()), const_cast<double*>(values.data()),
-                         &st),
+    check(fits_write_img(out, TDOUBLE, 1, LONGLONG(values.size()),
+                         const_cast<double*>(values.data()), &st),
           "write image");
 }
 
@@ -97,8 +97,9 @@ inline void rename_hdu(std::string const& from, std::string const& to, std::stri
     if (name != hdu) return false;
     int st = 0;
     check(fits_copy_hdu(in, out, 0, &st), "copy");
-    check(fits_update_key(out, TSTRING, "EXTNAME", const_cast<char*>(new_name.c_str()), nullptr, &st),
-          "rename");
+    check(
+        fits_update_key(out, TSTRING, "EXTNAME", const_cast<char*>(new_name.c_str()), nullptr, &st),
+        "rename");
     return true;
   });
 }
@@ -145,9 +146,10 @@ inline std::vector<double> read_image(std::string const& path, std::string const
 
 /// `to` = `from` with image HDU `hdu` transformed by `change(values, naxes)`, its header
 /// cards kept, in the same BITPIX unless `bitpix` is given.
-inline void edit_image(std::string const& from, std::string const& to, std::string const& hdu,
-                       std::function<void(std::vector<double>&, std::vector<long> const&)> const& change,
-                       int bitpix = 0) {
+inline void edit_image(
+    std::string const& from, std::string const& to, std::string const& hdu,
+    std::function<void(std::vector<double>&, std::vector<long> const&)> const& change,
+    int bitpix = 0) {
   std::vector<long> ax;
   std::vector<double> v = read_image(from, hdu, &ax);
   change(v, ax);

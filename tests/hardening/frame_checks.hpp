@@ -42,8 +42,8 @@ inline ::testing::AssertionResult same_frame_data(io::FrameData const& a, io::Fr
 inline ::testing::AssertionResult clean_frame(io::FrameData const& fr) {
   std::size_t const n = std::size_t(fr.nspec) * fr.nwave;
   if (n == 0 || fr.flux.size() != n || fr.ivar.size() != n || fr.mask.size() != n)
-    return ::testing::AssertionFailure() << "frame of " << fr.nspec << " x " << fr.nwave
-                                         << " has " << fr.flux.size() << " FLUX values";
+    return ::testing::AssertionFailure() << "frame of " << fr.nspec << " x " << fr.nwave << " has "
+                                         << fr.flux.size() << " FLUX values";
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(fr.flux[i]) || !std::isfinite(fr.ivar[i]) || !std::isfinite(fr.chi2pix[i]))
       return ::testing::AssertionFailure() << "bin " << i << ": flux " << fr.flux[i] << ", ivar "
@@ -54,7 +54,8 @@ inline ::testing::AssertionResult clean_frame(io::FrameData const& fr) {
   }
   for (std::size_t i = 0; i < fr.resolution.size(); ++i)
     if (!std::isfinite(fr.resolution[i]))
-      return ::testing::AssertionFailure() << "RESOLUTION value " << i << " is " << fr.resolution[i];
+      return ::testing::AssertionFailure()
+             << "RESOLUTION value " << i << " is " << fr.resolution[i];
   return ::testing::AssertionSuccess();
 }
 

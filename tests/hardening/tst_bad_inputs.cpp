@@ -77,7 +77,8 @@ class BadInputs : public ::testing::Test {
   // Runs `kspecter <args[k]>` with its output redirected to `outputs[k]`, several at a time
   // (a small run spends most of its time waiting for MPI to start), and hands each finished
   // run to `check(k, child)`.
-  void run_concurrently(std::vector<std::string> const& args, std::vector<std::string> const& outputs,
+  void run_concurrently(std::vector<std::string> const& args,
+                        std::vector<std::string> const& outputs,
                         std::function<void(std::size_t, ChildProcess&)> const& check) {
     std::size_t const at_once = 4;
     for (std::size_t first = 0; first < args.size(); first += at_once) {
@@ -86,7 +87,8 @@ class BadInputs : public ::testing::Test {
       for (std::size_t k = first; k < last; ++k) {
         std::string a = args[k];
         std::string const flag = " -o " + out;
-        if (auto const at = a.find(flag); at != std::string::npos) a.replace(at, flag.size(), " -o " + outputs[k]);
+        if (auto const at = a.find(flag); at != std::string::npos)
+          a.replace(at, flag.size(), " -o " + outputs[k]);
         running.push_back(std::make_unique<ChildProcess>(kspecter_argv(a), outputs[k] + ".log"));
       }
       for (std::size_t k = first; k < last; ++k) {
@@ -110,7 +112,8 @@ class BadInputs : public ::testing::Test {
       EXPECT_TRUE(child.exited() && (child.exit_code() == 1 || child.exit_code() == 2))
           << "exit " << child.exit_code() << ", signal " << child.term_signal() << ": " << msg;
       EXPECT_NE(msg.find("error"), std::string::npos) << msg;
-      if (!c.file.empty()) EXPECT_NE(msg.find(c.file), std::string::npos) << "file not named: " << msg;
+      if (!c.file.empty())
+        EXPECT_NE(msg.find(c.file), std::string::npos) << "file not named: " << msg;
       if (!c.hdu.empty())
         EXPECT_NE(msg.find("'" + c.hdu + "'"), std::string::npos) << "HDU not named: " << msg;
       for (auto const& w : c.words)
@@ -141,7 +144,8 @@ class BadInputs : public ::testing::Test {
   // they wrote, checked clean (an empty frame for a run that failed).
   std::vector<FrameData> expect_frames(std::vector<std::string> const& args) {
     std::vector<std::string> outputs;
-    for (std::size_t k = 0; k < args.size(); ++k) outputs.push_back(path("frame_" + std::to_string(k) + ".fits"));
+    for (std::size_t k = 0; k < args.size(); ++k)
+      outputs.push_back(path("frame_" + std::to_string(k) + ".fits"));
     std::vector<FrameData> frames(args.size());
     run_concurrently(args, outputs, [&](std::size_t k, ChildProcess& child) {
       EXPECT_TRUE(child.exited() && child.exit_code() == 0) << child.output();
@@ -196,12 +200,13 @@ class BadInputs : public ::testing::Test {
   std::string image_with_band(std::string const& name, std::string const& hdu, int y0, int y1,
                               double value, int bitpix = 0) {
     std::string const p = path(name);
-    fe::edit_image(in.image, p, hdu,
-                   [&](std::vector<double>& v, std::vector<long> const& ax) {
-                     for (long y = y0; y < y1; ++y)
-                       for (long x = 0; x < ax[0]; ++x) v[std::size_t(y * ax[0] + x)] = value;
-                   },
-                   bitpix);
+    fe::edit_image(
+        in.image, p, hdu,
+        [&](std::vector<double>& v, std::vector<long> const& ax) {
+          for (long y = y0; y < y1; ++y)
+            for (long x = 0; x < ax[0]; ++x) v[std::size_t(y * ax[0] + x)] = value;
+        },
+        bitpix);
     return p;
   }
 
@@ -239,20 +244,21 @@ TEST_F(BadInputs, truncated_files_are_refused) {
 
 TEST_F(BadInputs, wrong_bitpix) {
   // A floating-point MASK: the reader wants integer bits.
-  fe::edit_image(in.image, path("mask_f4.fits"), "MASK", [](auto&, auto const&) {}, FLOAT_IMG);
+  fe::edit_image(
+      in.image, path("mask_f4.fits"), "MASK", [](auto&, auto const&) {}, FLOAT_IMG);
   expect_refused_input(path("mask_f4.fits"), in.psf, path("mask_f4.fits"), "MASK",
                        {"integer", "BITPIX"});
   // A BITPIX FITS does not define: the HDU cannot be read at all.
   fe::patch_card(in.image, path("bitpix_12.fits"), "IVAR", "BITPIX",
                  "BITPIX  =                   12 / not a FITS type");
-  expect_refused_input(path("bitpix_12.fits"), in.psf, path("bitpix_12.fits"), "IVAR",
-                       {"corrupt"});
+  expect_refused_input(path("bitpix_12.fits"), in.psf, path("bitpix_12.fits"), "IVAR", {"corrupt"});
   // An integer IMAGE (rounded electrons) is a valid image: any BITPIX is read as numbers.
-  fe::edit_image(in.image, path("image_i4.fits"), "IMAGE",
-                 [](std::vector<double>& v, auto const&) {
-                   for (double& x : v) x = std::round(x);
-                 },
-                 LONG_IMG);
+  fe::edit_image(
+      in.image, path("image_i4.fits"), "IMAGE",
+      [](std::vector<double>& v, auto const&) {
+        for (double& x : v) x = std::round(x);
+      },
+      LONG_IMG);
   FrameData const fr = expect_frame(extract_args(path("image_i4.fits"), in.psf, out));
   int good = 0;
   for (float v : fr.ivar) good += v > 0;
@@ -266,8 +272,8 @@ TEST_F(BadInputs, missing_or_misnamed_hdus) {
   fe::drop_hdu(in.image, path("no_mask.fits"), "MASK");
   expect_refused_input(path("no_mask.fits"), in.psf, path("no_mask.fits"), "MASK", {"not found"});
   fe::rename_hdu(in.psf, path("ytrace_renamed.fits"), "YTRACE", "Y_TRACE");
-  expect_refused_input(in.image, path("ytrace_renamed.fits"), path("ytrace_renamed.fits"),
-                       "YTRACE", {"missing"});
+  expect_refused_input(in.image, path("ytrace_renamed.fits"), path("ytrace_renamed.fits"), "YTRACE",
+                       {"missing"});
   fe::drop_hdu(in.psf, path("no_table.fits"), "PSF");
   expect_refused_input(in.image, path("no_table.fits"), path("no_table.fits"), "PSF", {"missing"});
   // Image and PSF swapped on the command line: the PSF is read first.
@@ -342,7 +348,8 @@ TEST_F(BadInputs, wavelength_grid_outside_the_psf) {
 }
 
 // Each refused with a message naming the option, before anything is written.
-void BadInputs::expect_options_refused(std::vector<std::pair<std::string, std::string>> const& cases) {
+void BadInputs::expect_options_refused(
+    std::vector<std::pair<std::string, std::string>> const& cases) {
   std::string const base = args_without_grid();
   for (auto const& [args, words] : cases) expect_refused(base + args, "", "", {words});
 }
@@ -403,22 +410,27 @@ TEST_F(BadInputs, nan_inf_and_negative_pixels_lose_only_their_bins) {
     char const* hdu;
     double value;
   };
-  std::vector<Band> const bands = {{"image_nan.fits", "IMAGE", nan_v}, {"image_inf.fits", "IMAGE", -inf_v},
-                                   {"ivar_inf.fits", "IVAR", inf_v},   {"ivar_nan.fits", "IVAR", nan_v},
+  std::vector<Band> const bands = {{"image_nan.fits", "IMAGE", nan_v},
+                                   {"image_inf.fits", "IMAGE", -inf_v},
+                                   {"ivar_inf.fits", "IVAR", inf_v},
+                                   {"ivar_nan.fits", "IVAR", nan_v},
                                    {"ivar_negative.fits", "IVAR", -2.5}};
   std::vector<std::string> args;
-  for (Band const& b : bands) args.push_back(extract_args(image_with_band(b.name, b.hdu, 150, 230, b.value), in.psf, out));
+  for (Band const& b : bands)
+    args.push_back(extract_args(image_with_band(b.name, b.hdu, 150, 230, b.value), in.psf, out));
   auto const frames = expect_frames(args);
   for (std::size_t k = 0; k < bands.size(); ++k) {
     SCOPED_TRACE(bands[k].name);
-    if (frames[k].nspec > 0) EXPECT_GT(expect_band_lost(frames[k], 150, 230), 20 * 30);  // ~40 bins a fiber
+    if (frames[k].nspec > 0)
+      EXPECT_GT(expect_band_lost(frames[k], 150, 230), 20 * 30);  // ~40 bins a fiber
   }
 }
 
 TEST_F(BadInputs, all_zero_or_fully_masked_ivar_gives_an_empty_valid_frame) {
   std::string const zero = image_with_band("ivar_zero.fits", "IVAR", 0, 400, 0.0);
   std::string const masked = image_with_band("mask_all.fits", "MASK", 0, 400, 1.0);
-  for (FrameData const& fr : expect_frames({extract_args(zero, in.psf, out), extract_args(masked, in.psf, out)})) {
+  for (FrameData const& fr :
+       expect_frames({extract_args(zero, in.psf, out), extract_args(masked, in.psf, out)})) {
     EXPECT_GT(fr.nspec, 0);
     for (std::size_t i = 0; i < fr.ivar.size(); ++i) {
       ASSERT_EQ(fr.ivar[i], 0.0f) << i;
@@ -434,10 +446,11 @@ TEST_F(BadInputs, huge_values_give_finite_frames) {
       image_with_band("image_f8_huge.fits", "IMAGE", 150, 230, 1e300, DOUBLE_IMG);
   std::string const near_max = image_with_band("image_huge.fits", "IMAGE", 150, 230, 3e38);
   std::string const ivar_max = image_with_band("ivar_huge.fits", "IVAR", 150, 230, 3e38);
-  auto const frames = expect_frames({extract_args(f8, in.psf, out), extract_args(near_max, in.psf, out),
-                                     extract_args(ivar_max, in.psf, out),
-                                     extract_args(in.image, in.psf, out) + " --regularize 1e308",
-                                     extract_args(in.image, in.psf, out) + " --psferr 1e308"});
+  auto const frames =
+      expect_frames({extract_args(f8, in.psf, out), extract_args(near_max, in.psf, out),
+                     extract_args(ivar_max, in.psf, out),
+                     extract_args(in.image, in.psf, out) + " --regularize 1e308",
+                     extract_args(in.image, in.psf, out) + " --psferr 1e308"});
   // Lost like NaN pixels.
   if (frames[0].nspec > 0) EXPECT_GT(expect_band_lost(frames[0], 150, 230), 20 * 30);
   // Pixels near the float limit are numbers, but the fluxes they give do not fit a float32

@@ -27,11 +27,13 @@ TEST(determinism, threads_backends_and_reruns_give_identical_frames) {
                         " --seed 11 --defects");
   ASSERT_EQ(r.status, 0) << r.out;
   // And a band of rows without data (whole bins lost) and a dead column (bins partly lost).
-  fits_edit::edit_image(simulated, image, "IVAR", [](std::vector<double>& v, std::vector<long> const& ax) {
-    for (long y = 0; y < ax[1]; ++y)
-      for (long x = 0; x < ax[0]; ++x)
-        if ((y >= 300 && y < 340) || (x == 95 && y >= 100 && y < 200)) v[std::size_t(y * ax[0] + x)] = 0;
-  });
+  fits_edit::edit_image(simulated, image, "IVAR",
+                        [](std::vector<double>& v, std::vector<long> const& ax) {
+                          for (long y = 0; y < ax[1]; ++y)
+                            for (long x = 0; x < ax[0]; ++x)
+                              if ((y >= 300 && y < 340) || (x == 95 && y >= 100 && y < 200))
+                                v[std::size_t(y * ax[0] + x)] = 0;
+                        });
 
   // The backends of this build, from `kspecter info` ("backends  Serial, OpenMP, Cuda").
   auto const info = run_kspecter("info");
@@ -48,7 +50,8 @@ TEST(determinism, threads_backends_and_reruns_give_identical_frames) {
                              {"openmp_2", "--backend openmp --threads 2"},
                              {"openmp_4", "--backend openmp --threads 4"},
                              {"openmp_2_again", "--backend openmp --threads 2"}});
-  if (has("Serial")) host.insert(host.end(), {{"serial", "--backend serial"}, {"serial_again", "--backend serial"}});
+  if (has("Serial"))
+    host.insert(host.end(), {{"serial", "--backend serial"}, {"serial_again", "--backend serial"}});
   if (has("Cuda")) gpu = {{"cuda", "--backend cuda"}, {"cuda_again", "--backend cuda"}};
   ASSERT_GE(host.size(), 2u) << info.out;
   for (auto const* runs : {&host, &gpu}) {

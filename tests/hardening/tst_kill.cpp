@@ -17,18 +17,18 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <poll.h>
 #include <random>
 #include <string>
-#include <sys/inotify.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -104,7 +104,8 @@ struct Kill : ::testing::Test {
 
   // Runs `args`, sends `sig` `delay` seconds after the start and checks the outputs.
   // Returns true when the signal ended the run.
-  bool kill_after(std::string const& args, std::vector<Output> const& outputs, int sig, double delay) {
+  bool kill_after(std::string const& args, std::vector<Output> const& outputs, int sig,
+                  double delay) {
     for (auto const& o : outputs) o.restore();
     auto const before = temp_files(in.dir);
     ChildProcess child(kspecter_argv(args), in.dir + "/child.log");
@@ -158,8 +159,8 @@ struct Kill : ::testing::Test {
       // Writing its outputs swept what earlier SIGKILLs had left.
       EXPECT_TRUE(temp_files(in.dir).empty()) << temp_files(in.dir).front();
     } else {
-      EXPECT_TRUE(child.killed_by(sig)) << "died of signal " << child.term_signal() << ": "
-                                        << child.output();
+      EXPECT_TRUE(child.killed_by(sig))
+          << "died of signal " << child.term_signal() << ": " << child.output();
       for (auto const& o : outputs) o.expect_old_or_complete_new();
     }
     int const temps = leftover_temps(outputs, child.pid(), before);
@@ -278,7 +279,8 @@ TEST_F(KillExtract, killed_while_writing_the_frame) {
 
 TEST_F(Kill, simulate_killed_at_random_moments_and_while_writing) {
   std::string const image = in.dir + "/sim.fits";
-  std::string const args = "simulate -p " + in.psf + " -o " + image + " " + small_grid + " --seed 3";
+  std::string const args =
+      "simulate -p " + in.psf + " -o " + image + " " + small_grid + " --seed 3";
   auto const t0 = Clock::now();
   auto r = run_kspecter(args);
   double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();

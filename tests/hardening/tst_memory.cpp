@@ -69,8 +69,10 @@ TEST(memory, budget_below_one_bundle_slices_it_with_the_same_frame) {
   ASSERT_NO_FATAL_FAILURE(make_small_inputs(in));
   auto const fp = footprint(small_options());
   // One bundle (10 patches) per batch, and slices of 3 patches (4 per bundle).
-  double const one_bundle = double(fp.per_bundle_fixed + 10 * fp.per_patch) + 0.5 * double(fp.per_patch);
-  double const three_patches = double(fp.per_bundle_fixed + 3 * fp.per_patch) + 0.5 * double(fp.per_patch);
+  double const one_bundle =
+      double(fp.per_bundle_fixed + 10 * fp.per_patch) + 0.5 * double(fp.per_patch);
+  double const three_patches =
+      double(fp.per_bundle_fixed + 3 * fp.per_patch) + 0.5 * double(fp.per_patch);
   {
     ExtractOptions o = small_options();
     o.memory_budget = std::size_t(three_patches);
@@ -86,8 +88,9 @@ TEST(memory, budget_below_one_bundle_slices_it_with_the_same_frame) {
   }
   auto run = [&](std::string const& name, std::string const& budget) {
     std::string const out = in.dir + "/" + name;
-    auto const r = run_kspecter(extract_args(in.image, in.psf, out + ".fits") + " -m " + out +
-                                "_model.fits" + (budget.empty() ? "" : " --memory-budget " + budget));
+    auto const r =
+        run_kspecter(extract_args(in.image, in.psf, out + ".fits") + " -m " + out + "_model.fits" +
+                     (budget.empty() ? "" : " --memory-budget " + budget));
     EXPECT_EQ(r.status, 0) << r.out;
     return std::make_pair(kspecter::io::read_frame(out + ".fits"),
                           fits_edit::read_image(out + "_model.fits", "MODEL"));
@@ -106,9 +109,12 @@ TEST(memory, budget_below_one_bundle_slices_it_with_the_same_frame) {
 
 // Every array of two extractions, bit for bit.
 ::testing::AssertionResult same_numbers(FrameResult const& a, FrameResult const& b) {
-  std::vector<double> const FrameResult::*arrays[] = {&FrameResult::flux, &FrameResult::ivar,
-                                                      &FrameResult::resolution, &FrameResult::chi2pix,
-                                                      &FrameResult::deconvolved_flux, &FrameResult::model};
+  std::vector<double> const FrameResult::*arrays[] = {&FrameResult::flux,
+                                                      &FrameResult::ivar,
+                                                      &FrameResult::resolution,
+                                                      &FrameResult::chi2pix,
+                                                      &FrameResult::deconvolved_flux,
+                                                      &FrameResult::model};
   for (auto m : arrays)
     if (!same_bits(a.*m, b.*m)) return ::testing::AssertionFailure() << "an array differs";
   if (a.mask != b.mask) return ::testing::AssertionFailure() << "the mask differs";
@@ -156,8 +162,8 @@ struct FailingDevice {
                 "not available\n");
           kspecter::psf::compute_spots(Space(), psf, dpsf, f0, nf, wave, out, true);
         };
-    return kspecter::extract::extract_frame(Space(), provider, kspecter::extract::spot_geometry(psf),
-                                            image, ivar, o);
+    return kspecter::extract::extract_frame(Space(), provider,
+                                            kspecter::extract::spot_geometry(psf), image, ivar, o);
   }
 };
 
@@ -187,7 +193,8 @@ TEST(memory, allocation_failing_at_one_patch_is_a_clear_error) {
     ADD_FAILURE() << "no error";
   } catch (kspecter::Error const& e) {
     std::string const what = e.what();
-    EXPECT_NE(what.find("out of device memory even with one patch per batch"), std::string::npos) << what;
+    EXPECT_NE(what.find("out of device memory even with one patch per batch"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("kspecter::psf::spots"), std::string::npos) << what;
     EXPECT_EQ(what.find("Traceback"), std::string::npos) << what;
   }
@@ -203,7 +210,8 @@ TEST(memory, allocation_failing_at_one_patch_is_a_clear_error) {
 // any device has.
 TEST(memory, real_device_allocation_failure_is_a_clear_error) {
   auto const info = run_kspecter("info");
-  bool const gpu = info.out.find("Cuda") != std::string::npos || info.out.find("HIP") != std::string::npos;
+  bool const gpu =
+      info.out.find("Cuda") != std::string::npos || info.out.find("HIP") != std::string::npos;
 #if defined(__SANITIZE_ADDRESS__)
   if (!gpu)
     GTEST_SKIP() << "AddressSanitizer maps terabytes of shadow memory at start-up: a sanitized "
@@ -217,7 +225,8 @@ TEST(memory, real_device_allocation_failure_is_a_clear_error) {
                      : run_command("ulimit -v 3000000 && exec " + extract +
                                    " --nwavestep 4000 --memory-budget 1000");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("out of device memory even with one patch per batch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("out of device memory even with one patch per batch"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("kspecter::extract::"), std::string::npos) << r.out;  // what did not fit
   EXPECT_EQ(r.out.find("Traceback"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(out));

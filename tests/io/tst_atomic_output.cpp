@@ -13,18 +13,18 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
-#include <time.h>
-#include <unistd.h>
 
 namespace {
 

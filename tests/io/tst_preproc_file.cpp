@@ -62,7 +62,8 @@ RawHdu image_hdu(bool primary, int bitpix, std::vector<long> naxes, std::string 
   h.cards.push_back(card("NAXIS", std::to_string(naxes.size())));
   for (std::size_t a = 0; a < naxes.size(); ++a)
     h.cards.push_back(card("NAXIS" + std::to_string(a + 1), std::to_string(naxes[a])));
-  if (primary) h.cards.push_back(card("EXTEND", "T"));
+  if (primary)
+    h.cards.push_back(card("EXTEND", "T"));
   else {
     h.cards.push_back(card("PCOUNT", "0"));
     h.cards.push_back(card("GCOUNT", "1"));
@@ -78,10 +79,17 @@ RawHdu empty_primary() { return image_hdu<float>(true, -32, {}, "", {}); }
 // A one-column binary table (int32 column X).
 RawHdu table_hdu(std::string const& extname, int nrows) {
   RawHdu h;
-  h.cards = {card("XTENSION", sval("BINTABLE")), card("BITPIX", "8"), card("NAXIS", "2"),
-             card("NAXIS1", "4"), card("NAXIS2", std::to_string(nrows)), card("PCOUNT", "0"),
-             card("GCOUNT", "1"), card("TFIELDS", "1"), card("TTYPE1", sval("X")),
-             card("TFORM1", sval("J")), card("EXTNAME", sval(extname))};
+  h.cards = {card("XTENSION", sval("BINTABLE")),
+             card("BITPIX", "8"),
+             card("NAXIS", "2"),
+             card("NAXIS1", "4"),
+             card("NAXIS2", std::to_string(nrows)),
+             card("PCOUNT", "0"),
+             card("GCOUNT", "1"),
+             card("TFIELDS", "1"),
+             card("TTYPE1", sval("X")),
+             card("TFORM1", sval("J")),
+             card("EXTNAME", sval(extname))};
   for (int i = 0; i < nrows; ++i) put_be<std::int32_t>(h.data, i);
   return h;
 }
@@ -173,7 +181,9 @@ TEST(preproc_file, round_trip_with_truth_and_header) {
   img.ivar[5] = 0.0f;  // a legitimately dead pixel stays 0
   TruthSpectra const truth = make_truth();
   kspecter::io::write_preproc(path, img, &truth,
-                              {{"SIMSEED", "42"}, {"RDNOISE", "3.5"}, {"NOISELES", "F"},
+                              {{"SIMSEED", "42"},
+                               {"RDNOISE", "3.5"},
+                               {"NOISELES", "F"},
                                {"SIMPSF", "psf-r0-00067784.fits"}});
 
   PreprocImage const back = kspecter::io::read_preproc(path);
@@ -271,10 +281,11 @@ TEST(preproc_file, reads_f8_scaled_integers_and_any_integer_mask) {
     mask[i] = (i % 5 == 0) ? 255 : 0;
   }
   std::string const p1 = dir + "/f8.fits";
-  write_bytes(p1, fits_bytes({image_hdu<double>(true, -64, {NX, NY}, "", img),
-                              image_hdu<std::int16_t>(false, 16, {NX, NY}, "IVAR", ivar_raw,
-                                                      {card("BSCALE", "0.001"), card("BZERO", "1.0")}),
-                              image_hdu<std::uint8_t>(false, 8, {NX, NY}, "MASK", mask)}));
+  write_bytes(p1,
+              fits_bytes({image_hdu<double>(true, -64, {NX, NY}, "", img),
+                          image_hdu<std::int16_t>(false, 16, {NX, NY}, "IVAR", ivar_raw,
+                                                  {card("BSCALE", "0.001"), card("BZERO", "1.0")}),
+                          image_hdu<std::uint8_t>(false, 8, {NX, NY}, "MASK", mask)}));
   PreprocImage const r = kspecter::io::read_preproc(p1);
   ASSERT_EQ(r.nx, NX);
   ASSERT_EQ(r.ny, NY);
@@ -319,13 +330,13 @@ TEST(preproc_file, bad_pixels_get_zero_ivar) {
   double const nan = std::numeric_limits<double>::quiet_NaN();
   double const inf = std::numeric_limits<double>::infinity();
   auto img = ramp(1.0, 1.0), ivar = ramp(0.0, 0.25), mask = std::vector<double>(NX * NY, 0.0);
-  img[1] = nan;       // image NaN: image 0, ivar 0
-  img[2] = -inf;      // image infinite: likewise
-  ivar[3] = -0.5;     // negative ivar
-  ivar[4] = nan;      // NaN ivar
-  ivar[5] = inf;      // infinite ivar
-  mask[6] = 2;        // masked
-  img[7] = -100.0;    // negative data are fine
+  img[1] = nan;     // image NaN: image 0, ivar 0
+  img[2] = -inf;    // image infinite: likewise
+  ivar[3] = -0.5;   // negative ivar
+  ivar[4] = nan;    // NaN ivar
+  ivar[5] = inf;    // infinite ivar
+  mask[6] = 2;      // masked
+  img[7] = -100.0;  // negative data are fine
   write_bytes(path, fits_bytes({image_hdu<float>(true, -32, {NX, NY}, "IMAGE", img),
                                 image_hdu<float>(false, -32, {NX, NY}, "IVAR", ivar),
                                 image_hdu<std::int16_t>(false, 16, {NX, NY}, "MASK", mask)}));
@@ -504,11 +515,19 @@ TEST(preproc_file, sizes_that_overflow_or_outgrow_buffers) {
   }
   // OBJTYPE wider than the 71 bytes each row was given: CFITSIO wrote past them.
   RawHdu fm;
-  fm.cards = {card("XTENSION", sval("BINTABLE")), card("BITPIX", "8"), card("NAXIS", "2"),
-              card("NAXIS1", "84"), card("NAXIS2", "2"), card("PCOUNT", "0"),
-              card("GCOUNT", "1"), card("TFIELDS", "2"), card("TTYPE1", sval("FIBER")),
-              card("TFORM1", sval("J")), card("TTYPE2", sval("OBJTYPE")),
-              card("TFORM2", sval("80A")), card("EXTNAME", sval("FIBERMAP"))};
+  fm.cards = {card("XTENSION", sval("BINTABLE")),
+              card("BITPIX", "8"),
+              card("NAXIS", "2"),
+              card("NAXIS1", "84"),
+              card("NAXIS2", "2"),
+              card("PCOUNT", "0"),
+              card("GCOUNT", "1"),
+              card("TFIELDS", "2"),
+              card("TTYPE1", sval("FIBER")),
+              card("TFORM1", sval("J")),
+              card("TTYPE2", sval("OBJTYPE")),
+              card("TFORM2", sval("80A")),
+              card("EXTNAME", sval("FIBERMAP"))};
   std::string const wide = "tgt" + std::string(76, 'w') + "z";  // 80 characters
   std::vector<std::pair<std::int32_t, std::string>> const rows = {{507, "sky"}, {508, wide}};
   for (auto const& [fiber, type] : rows) {

@@ -9,6 +9,7 @@
 #include <fitsio.h>
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -18,7 +19,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace {
@@ -47,7 +47,8 @@ void expect_equal(psf::GaussHermitePsf const& a, psf::GaussHermitePsf const& b) 
   expect_equal(a.xtrace, b.xtrace, "XTRACE");
   expect_equal(a.ytrace, b.ytrace, "YTRACE");
   ASSERT_EQ(a.param_names, b.param_names);
-  for (std::size_t i = 0; i < a.params.size(); ++i) expect_equal(a.params[i], b.params[i], a.param_names[i]);
+  for (std::size_t i = 0; i < a.params.size(); ++i)
+    expect_equal(a.params[i], b.params[i], a.param_names[i]);
 }
 
 // ------------------------------------------------------------------ the real PSF
@@ -97,7 +98,8 @@ TEST(psf_file, reads_the_real_r0_psf) {
   EXPECT_EQ(p.xtrace.coeff, x);
   EXPECT_EQ(p.ytrace.coeff, y);
   for (int r = 0; r < 59; ++r)
-    EXPECT_EQ(p.params[r].coeff, std::vector<double>(c.begin() + r * 1000, c.begin() + (r + 1) * 1000))
+    EXPECT_EQ(p.params[r].coeff,
+              std::vector<double>(c.begin() + r * 1000, c.begin() + (r + 1) * 1000))
         << p.param_names[r];
   // Spot checks against the values listed by the file (fiber 0).
   EXPECT_NEAR(p.params[0].coeff[0], 1.03823, 5e-6);
@@ -156,8 +158,11 @@ TEST(psf_file, make_psf_writes_the_synthetic_psf) {
   ASSERT_EQ(run_cli("make-psf -o " + dir + "/default.fits", &out), 0) << out;
   expect_equal(psf::make_synthetic_psf(), io::read_psf(dir + "/default.fits"));
 
-  ASSERT_EQ(run_cli("make-psf -o " + dir + "/small.fits --nfiber 50 --seed 3 --ghdeg 4,3 "
-                    "--hsize 6,4 --legdeg 2 --tailamp 0.01 --log-level quiet", &out), 0)
+  ASSERT_EQ(run_cli("make-psf -o " + dir +
+                        "/small.fits --nfiber 50 --seed 3 --ghdeg 4,3 "
+                        "--hsize 6,4 --legdeg 2 --tailamp 0.01 --log-level quiet",
+                    &out),
+            0)
       << out;
   psf::SyntheticPsfOptions o;
   o.nfiber = 50;
@@ -188,7 +193,8 @@ std::string valid_psf(std::string const& dir, std::string const& name) {
 }
 
 /// Opens `path` read-write, applies `edit` with the named HDU current, closes.
-void edit_fits(std::string const& path, char const* hdu, std::function<void(fitsfile*, int&)> edit) {
+void edit_fits(std::string const& path, char const* hdu,
+               std::function<void(fitsfile*, int&)> edit) {
   fitsfile* f = nullptr;
   int st = 0;
   ASSERT_EQ(fits_open_diskfile(&f, path.c_str(), READWRITE, &st), 0);

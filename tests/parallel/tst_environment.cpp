@@ -1,9 +1,9 @@
 // The MPI environment: ranks, node-local ranks and a collective that needs every rank.
 #include <kspecter/parallel/environment.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 TEST(mpi, ranks_and_node_local_ranks_are_consistent) {
   int rank = -1, size = -1;

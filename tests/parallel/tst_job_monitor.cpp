@@ -56,8 +56,7 @@ TEST(mpi, a_failure_reaches_every_rank_and_the_first_one_in_rank_order_is_report
   // Every rank learns of the failure from its own polls, without any collective.
   auto const t0 = std::chrono::steady_clock::now();
   bool heard = false;
-  while (!(heard = m.poll()) &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) {
+  while (!(heard = m.poll()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) {
   }
   EXPECT_TRUE(heard) << "rank " << rank << " never heard of the failure";
   auto const s = m.finish(0.5);

@@ -22,8 +22,7 @@ inline char const* real_psf_name() { return "psf-r0-00067784.fits"; }
 inline psf::GaussHermitePsf const* real_psf() {
   static std::unique_ptr<psf::GaussHermitePsf> p = [] {
     std::string const path = shared_data_file(real_psf_name());
-    return path.empty() ? nullptr
-                        : std::make_unique<psf::GaussHermitePsf>(io::read_psf(path));
+    return path.empty() ? nullptr : std::make_unique<psf::GaussHermitePsf>(io::read_psf(path));
   }();
   return p.get();
 }
@@ -43,10 +42,12 @@ inline std::vector<double> wave_grid(double w0, double w1, int n) {
 
 struct HostSpots {
   int nfiber = 0, nwave = 0, ny = 0, nx = 0;
-  std::vector<double> v;  // [nfiber][nwave][ny][nx]
-  std::vector<int> xc, yc;  // [nfiber][nwave]
+  std::vector<double> v;     // [nfiber][nwave][ny][nx]
+  std::vector<int> xc, yc;   // [nfiber][nwave]
   std::vector<double> X, Y;  // [nfiber][nwave] trace positions from evaluate_traces
-  double const* spot(int f, int w) const { return v.data() + (std::size_t(f) * nwave + w) * ny * nx; }
+  double const* spot(int f, int w) const {
+    return v.data() + (std::size_t(f) * nwave + w) * ny * nx;
+  }
 };
 
 template <class Space>

@@ -1,5 +1,5 @@
 // Independent host references for the PSF tests, in long double and written straight from
-// the definitions (extraction.md §1-2), sharing no code with kspecter's kernels: explicit
+// the definitions (docs/algorithm.md §1-2), sharing no code with kspecter's kernels: explicit
 // Legendre and Hermite polynomials, the double sum over GH-i-j of outer products, and
 // Gauss-Legendre quadrature for pixel integrals.
 #pragma once
@@ -110,7 +110,7 @@ inline long double gh_integral_quadrature(int k, long double a, long double b) {
   return sum;
 }
 
-/// One spot straight from extraction.md §2 (plus specter's tails when `tails`).
+/// One spot straight from docs/algorithm.md §2 (plus specter's tails when `tails`).
 struct RefSpot {
   std::vector<long double> v;  // [ny][nx]
   long double X = 0, Y = 0;
@@ -142,7 +142,8 @@ inline RefSpot reference_spot(psf::GaussHermitePsf const& p, int fiber, double w
   long double const dx = frac(r.X), dy = frac(r.Y);
   long double const sx = param("GHSIGX"), sy = param("GHSIGY");
   auto pgh = [](int k, int n, long double frac, long double sigma, int m) {
-    long double const a = (m - n / 2 - 0.5L - frac) / sigma, b = (m + 1 - n / 2 - 0.5L - frac) / sigma;
+    long double const a = (m - n / 2 - 0.5L - frac) / sigma,
+                      b = (m + 1 - n / 2 - 0.5L - frac) / sigma;
     if (k == 0) return (std::erf(b / std::sqrt(2.0L)) - std::erf(a / std::sqrt(2.0L))) / 2;
     return hermite_closed(k - 1, a) * phi_ref(a) - hermite_closed(k - 1, b) * phi_ref(b);
   };
@@ -161,8 +162,8 @@ inline RefSpot reference_spot(psf::GaussHermitePsf const& p, int fiber, double w
   r.xc = std::lround(std::floor(r.X - p.hsizex + 0.5L));
   r.yc = std::lround(std::floor(r.Y - p.hsizey + 0.5L));
   if (tails) {
-    long double const amp = param("TAILAMP"), core = param("TAILCORE"),
-                      xs = param("TAILXSCA"), ys = param("TAILYSCA"), ind = param("TAILINDE");
+    long double const amp = param("TAILAMP"), core = param("TAILCORE"), xs = param("TAILXSCA"),
+                      ys = param("TAILYSCA"), ind = param("TAILINDE");
     for (int iy = 0; iy < ny; ++iy)
       for (int ix = 0; ix < nx; ++ix) {
         long double const ddx = (r.xc + ix - r.X) * xs, ddy = (r.yc + iy - r.Y) * ys;

@@ -30,8 +30,7 @@ TEST(TEST_CATEGORY, hermite_recursion_matches_closed_forms) {
   Kokkos::View<double**, Kokkos::LayoutRight, TEST_EXECSPACE::memory_space> he("he", nt, nk);
   Kokkos::View<double**, Kokkos::LayoutRight, TEST_EXECSPACE::memory_space> edge("edge", nt, nk);
   Kokkos::parallel_for(
-      "kspecter::test::hermite", Kokkos::RangePolicy<TEST_EXECSPACE>(0, nt),
-      KOKKOS_LAMBDA(int i) {
+      "kspecter::test::hermite", Kokkos::RangePolicy<TEST_EXECSPACE>(0, nt), KOKKOS_LAMBDA(int i) {
         double const t = -6.0 + 0.1 * i;
         for (int k = 0; k < nk; ++k) he(i, k) = kspecter::psf::hermite_e(k, t);
         kspecter::psf::gauss_hermite_edge(t, nk - 1, &edge(i, 0));
@@ -61,8 +60,7 @@ TEST(TEST_CATEGORY, legendre_recursion_matches_closed_forms) {
   // Coefficients e_k: the sum picks out P_k alone.
   Kokkos::View<double**, Kokkos::LayoutRight, TEST_EXECSPACE::memory_space> out("out", nu, nk);
   Kokkos::parallel_for(
-      "kspecter::test::legendre", Kokkos::RangePolicy<TEST_EXECSPACE>(0, nu),
-      KOKKOS_LAMBDA(int i) {
+      "kspecter::test::legendre", Kokkos::RangePolicy<TEST_EXECSPACE>(0, nu), KOKKOS_LAMBDA(int i) {
         double const u = -1.0 + 0.05 * i;
         for (int k = 0; k < nk; ++k) {
           double c[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -83,8 +81,8 @@ TEST(TEST_CATEGORY, legendre_recursion_matches_closed_forms) {
 TEST(TEST_CATEGORY, pixel_integrals_match_quadrature) {
   // (pixels, fractional offset, sigma) cases: DESI's x and y spot sizes, offsets at both
   // ends of [-0.5, 0.5), narrow and wide spots.
-  PixelCase const cases[] = {{17, 0.0, 1.04}, {17, -0.5, 1.04}, {17, 0.4999, 0.7},
-                        {11, 0.23, 1.11}, {11, -0.31, 2.3}, {5, 0.1, 0.5}};
+  PixelCase const cases[] = {{17, 0.0, 1.04},  {17, -0.5, 1.04}, {17, 0.4999, 0.7},
+                             {11, 0.23, 1.11}, {11, -0.31, 2.3}, {5, 0.1, 0.5}};
   int const ncase = sizeof(cases) / sizeof(cases[0]);
   int const deg = 8, nmax = 17;
   Kokkos::View<double***, Kokkos::LayoutRight, TEST_EXECSPACE::memory_space> p("p", ncase, deg + 1,
@@ -118,8 +116,10 @@ TEST(TEST_CATEGORY, pixel_integrals_match_quadrature) {
         if (d == 0) sum0 += h(c, d, m);
       }
     // The Gaussian's pixel integrals add up to the mass inside the spot.
-    long double const a = (-k.n / 2 - 0.5L - k.frac) / k.sigma, b = (k.n - k.n / 2 - 0.5L - k.frac) / k.sigma;
-    EXPECT_NEAR((double)sum0, (double)((std::erf(b / std::sqrt(2.0L)) - std::erf(a / std::sqrt(2.0L))) / 2),
+    long double const a = (-k.n / 2 - 0.5L - k.frac) / k.sigma,
+                      b = (k.n - k.n / 2 - 0.5L - k.frac) / k.sigma;
+    EXPECT_NEAR((double)sum0,
+                (double)((std::erf(b / std::sqrt(2.0L)) - std::erf(a / std::sqrt(2.0L))) / 2),
                 1e-15);
   }
   RecordProperty("worst_abs_error", kspecter::test::sci(worst));
@@ -129,9 +129,9 @@ TEST(TEST_CATEGORY, host_edge_walk_matches_quadrature) {
   // The host kernel takes phi at the edges by ratios between neighbours (4 exp per axis):
   // the same pixel integrals, over narrow and wide spots and both signs of the offset.
   using Host = kspecter::psf::detail::SpotKernel<Kokkos::DefaultHostExecutionSpace, true>;
-  PixelCase const cases[] = {{17, 0.0, 1.04}, {17, -0.5, 1.04}, {17, 0.4999, 0.3},
+  PixelCase const cases[] = {{17, 0.0, 1.04},  {17, -0.5, 1.04}, {17, 0.4999, 0.3},
                              {11, 0.23, 1.11}, {11, -0.31, 3.1}, {11, -0.02, 0.25},
-                             {5, 0.1, 0.5}, {31, 0.3, 0.6}};
+                             {5, 0.1, 0.5},    {31, 0.3, 0.6}};
   int const deg = 8;
   double worst = 0;
   for (PixelCase const& k : cases) {
@@ -144,7 +144,8 @@ TEST(TEST_CATEGORY, host_edge_walk_matches_quadrature) {
         double const got = e[d * (k.n + 1) + m + 1] - e[d * (k.n + 1) + m];
         double const err = (double)std::fabs(got - kspecter::test::gh_integral_quadrature(d, a, b));
         worst = std::max(worst, err);
-        EXPECT_LE(err, 1e-12) << "n " << k.n << " sigma " << k.sigma << " degree " << d << " pixel " << m;
+        EXPECT_LE(err, 1e-12) << "n " << k.n << " sigma " << k.sigma << " degree " << d << " pixel "
+                              << m;
       }
   }
   RecordProperty("worst_abs_error", kspecter::test::sci(worst));

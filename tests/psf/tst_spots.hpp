@@ -1,4 +1,4 @@
-// The spot kernel on each backend: against the long-double reference of extraction.md §2,
+// The spot kernel on each backend: against the long-double reference of docs/algorithm.md §2,
 // invariants (>= 0, sum 1, centroid in the central pixel), agreement with the host backend,
 // tails, other degrees and spot sizes, and the range checks.
 #include "psf_test_helpers.hpp"
@@ -24,7 +24,7 @@ constexpr double spot_tol = 1e-14;
 TEST(TEST_CATEGORY, synthetic_spots_match_reference) {
   auto const& p = test::synthetic_psf();
   auto const waves = wave_grid(p.wavemin(), p.wavemax(), 23);  // both ends of the range
-  int const f0 = 118, nf = 12;                                  // across a bundle edge
+  int const f0 = 118, nf = 12;                                 // across a bundle edge
   HostSpots const s = spots_on<TEST_EXECSPACE>(p, f0, nf, waves);
   double const worst = test::max_diff_to_reference(p, s, f0, waves, false);
   EXPECT_LE(worst, spot_tol);
@@ -130,7 +130,8 @@ TEST(TEST_CATEGORY, team_driver_agrees) {
     o.team_size = 4;
     HostSpots const b = spots_on<TEST_EXECSPACE>(*p, 100, 13, waves, o);
     double worst = 0;
-    for (std::size_t i = 0; i < a.v.size(); ++i) worst = std::max(worst, std::fabs(a.v[i] - b.v[i]));
+    for (std::size_t i = 0; i < a.v.size(); ++i)
+      worst = std::max(worst, std::fabs(a.v[i] - b.v[i]));
     EXPECT_LE(worst, spot_tol) << "waves per team " << wpt;
     EXPECT_EQ(a.xc, b.xc);
     EXPECT_EQ(a.yc, b.yc);

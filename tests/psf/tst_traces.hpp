@@ -16,8 +16,8 @@ void check_traces_and_params(psf::GaussHermitePsf const& p, std::vector<int> con
   TEST_EXECSPACE space;
   auto const d = psf::to_device(space, p);
   auto const w = test::to_view<TEST_EXECSPACE>(waves);
-  std::vector<std::string> const names = {"GHSIGX", "GHSIGY", "GH-0-0", "GH-1-1", "GH-2-0",
-                                          "GH-0-2", "TAILAMP"};
+  std::vector<std::string> const names = {"GHSIGX", "GHSIGY", "GH-0-0", "GH-1-1",
+                                          "GH-2-0", "GH-0-2", "TAILAMP"};
   for (int f : fibers) {
     Kokkos::View<double**, Kokkos::LayoutRight, mem> x, y, v;
     psf::evaluate_traces(space, d, f, 1, w, x, y);

@@ -28,8 +28,9 @@ Noisy run_noise(int ny, int nx, double const levels[4], kspecter::sim::NoiseOpti
     for (int x = 0; x < 2 * nx; ++x) h(y, x) = levels[(y / ny) * 2 + x / nx];
   Kokkos::deep_copy(expected, h);
   V2f image("image", 2 * ny, 2 * nx), ivar("ivar", 2 * ny, 2 * nx);
-  kspecter::sim::add_noise(TEST_EXECSPACE(), Kokkos::View<double const**, Kokkos::LayoutRight, mem>(expected),
-                           image, ivar, o);
+  kspecter::sim::add_noise(TEST_EXECSPACE(),
+                           Kokkos::View<double const**, Kokkos::LayoutRight, mem>(expected), image,
+                           ivar, o);
   auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), image);
   auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ivar);
   if (expected_out) *expected_out = expected;
@@ -62,9 +63,11 @@ TEST(TEST_CATEGORY, noise_pulls_have_unit_variance) {
       double const mean = sum / n, var = sum2 / n - mean * mean;
       // Standard errors: 1/sqrt(n) for the mean; the variance's depends on the kurtosis of a
       // Poisson (1/lambda), which is large only for the faintest level.
-      double const kurt_excess = lambda > 0 ? lambda / ((lambda + rn * rn) * (lambda + rn * rn)) : 0;
+      double const kurt_excess =
+          lambda > 0 ? lambda / ((lambda + rn * rn) * (lambda + rn * rn)) : 0;
       EXPECT_NEAR(mean, 0.0, 5.0 / std::sqrt(double(n))) << "level " << lambda << " rn " << rn;
-      EXPECT_NEAR(var, 1.0, 5.0 * std::sqrt((2.0 + kurt_excess) / n)) << "level " << lambda << " rn " << rn;
+      EXPECT_NEAR(var, 1.0, 5.0 * std::sqrt((2.0 + kurt_excess) / n))
+          << "level " << lambda << " rn " << rn;
     }
   }
 }

@@ -32,8 +32,13 @@ struct HostSpots {
 };
 
 HostSpots random_spots(int nfiber, int nwave, int ny, int nx, std::uint64_t seed) {
-  HostSpots s{nfiber, nwave, ny, nx, std::vector<double>(std::size_t(nfiber) * nwave * ny * nx),
-              std::vector<int>(nfiber * nwave), std::vector<int>(nfiber * nwave)};
+  HostSpots s{nfiber,
+              nwave,
+              ny,
+              nx,
+              std::vector<double>(std::size_t(nfiber) * nwave * ny * nx),
+              std::vector<int>(nfiber * nwave),
+              std::vector<int>(nfiber * nwave)};
   std::uint64_t state = seed;
   auto next = [&state]() {  // splitmix64 -> [0, 1)
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -107,7 +112,8 @@ TEST(TEST_CATEGORY, project_delta_reproduces_spot_at_corner) {
       int const y = 37 + iy, x = -3 + ix;
       if (y < NY && x >= 0) want[y * NX + x] = 10.0 * h.v(2, 3, iy, ix);
     }
-  for (int p = 0; p < NY * NX; ++p) ASSERT_EQ(out[p], want[p]) << "pixel y " << p / NX << " x " << p % NX;
+  for (int p = 0; p < NY * NX; ++p)
+    ASSERT_EQ(out[p], want[p]) << "pixel y " << p / NX << " x " << p % NX;
 }
 
 TEST(TEST_CATEGORY, project_matches_brute_force_and_conserves_flux) {
@@ -190,7 +196,8 @@ TEST(TEST_CATEGORY, synthetic_frame_conserves_flux) {
   auto hw = Kokkos::create_mirror_view(wave);
   for (std::size_t i = 0; i < grid.size(); ++i) hw(i) = grid[i];
   Kokkos::deep_copy(wave, hw);
-  kspecter::psf::compute_spots(space, psf, dpsf, 0, 50, Kokkos::View<double const*, mem>(wave), spots);
+  kspecter::psf::compute_spots(space, psf, dpsf, 0, 50, Kokkos::View<double const*, mem>(wave),
+                               spots);
   auto xc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), spots.xc);
   auto yc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), spots.yc);
   auto const dw = kspecter::sim::bin_widths(grid);
@@ -200,8 +207,10 @@ TEST(TEST_CATEGORY, synthetic_frame_conserves_flux) {
     for (std::size_t w = 0; w < grid.size(); ++w) {
       bool const full = xc(f, w) >= 0 && xc(f, w) + psf.spot_nx() <= psf.npix_x && yc(f, w) >= 0 &&
                         yc(f, w) + psf.spot_ny() <= psf.npix_y;
-      if (full) expected += (long double)spectra.flux[f * grid.size() + w] * dw[w];
-      else ++partial;
+      if (full)
+        expected += (long double)spectra.flux[f * grid.size() + w] * dw[w];
+      else
+        ++partial;
     }
   EXPECT_EQ(partial, 0) << "the r range of the synthetic PSF lies on the chip";
   auto const h = host_image(img);
@@ -224,7 +233,8 @@ TEST(TEST_CATEGORY, synthetic_delta_reproduces_spot) {
   Kokkos::View<double*, mem> wave("wave", 1);
   Kokkos::deep_copy(wave, 6500.8);
   kspecter::psf::Spots<mem> spots;
-  kspecter::psf::compute_spots(space, psf, dpsf, 17, 1, Kokkos::View<double const*, mem>(wave), spots);
+  kspecter::psf::compute_spots(space, psf, dpsf, 17, 1, Kokkos::View<double const*, mem>(wave),
+                               spots);
   auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), spots.values);
   auto xc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), spots.xc);
   auto yc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), spots.yc);

@@ -66,12 +66,14 @@ Moments moments(std::vector<double> const& x) {
 
 TEST(TEST_CATEGORY, uniform_and_normal_moments) {
   int const n = 200000;
-  auto const u = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(7, 9, i).uniform(); });
+  auto const u = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(7, 9, i).uniform(); });
   for (double x : u) ASSERT_TRUE(x > 0.0 && x < 1.0) << x;
   Moments const mu = moments(u);
   EXPECT_NEAR(mu.mean, 0.5, 5 * std::sqrt(1.0 / 12 / n));
   EXPECT_NEAR(mu.var, 1.0 / 12, 5 * 0.0745 / std::sqrt(double(n)));  // sd of var: sqrt(1/180 / n)
-  auto const g = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(7, 10, i).normal(); });
+  auto const g = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(7, 10, i).normal(); });
   Moments const mg = moments(g);
   EXPECT_NEAR(mg.mean, 0.0, 5 / std::sqrt(double(n)));
   EXPECT_NEAR(mg.var, 1.0, 5 * std::sqrt(2.0 / n));
@@ -86,7 +88,8 @@ TEST(TEST_CATEGORY, uniform_and_normal_moments) {
 TEST(TEST_CATEGORY, poisson_matches_exact_distribution) {
   int const n = 200000;
   for (double lambda : {0.3, 4.0, 9.9, 10.0, 27.5, 400.0, 1.0e5}) {
-    auto const k = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(11, 1, i).poisson(lambda); });
+    auto const k = draw(
+        n, KOKKOS_LAMBDA(int i) { return CounterRng(11, 1, i).poisson(lambda); });
     Moments const m = moments(k);
     EXPECT_NEAR(m.mean, lambda, 5 * std::sqrt(lambda / n)) << lambda;
     EXPECT_NEAR(m.var / lambda, 1.0, 5 * std::sqrt(2.0 / n) + 2.0 / n) << lambda;
@@ -98,9 +101,12 @@ TEST(TEST_CATEGORY, poisson_matches_exact_distribution) {
     double below = 0, above = 0, cbelow = 0, cabove = 0;
     std::vector<double> hist(hi - lo + 1, 0.0);
     for (double x : k) {
-      if (x < lo) cbelow += 1;
-      else if (x > hi) cabove += 1;
-      else hist[long(x) - lo] += 1;
+      if (x < lo)
+        cbelow += 1;
+      else if (x > hi)
+        cabove += 1;
+      else
+        hist[long(x) - lo] += 1;
     }
     for (long j = lo; j <= hi; ++j) {
       double const p = std::exp(-lambda + j * std::log(lambda) - std::lgamma(j + 1.0));
@@ -139,20 +145,23 @@ TEST(TEST_CATEGORY, poisson_matches_exact_distribution) {
   hb(2) = std::numeric_limits<double>::quiet_NaN();
   hb(3) = std::numeric_limits<double>::infinity();
   Kokkos::deep_copy(bad, hb);
-  auto const z = draw(4, KOKKOS_LAMBDA(int i) { return CounterRng(1, 1, i).poisson(bad(i)); });
+  auto const z = draw(
+      4, KOKKOS_LAMBDA(int i) { return CounterRng(1, 1, i).poisson(bad(i)); });
   for (double x : z) EXPECT_EQ(x, 0.0);
 }
 
 TEST(TEST_CATEGORY, variates_depend_only_on_seed_stream_and_index) {
   int const n = 1000;
-  auto const a = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(5, 1, i).poisson(50.0); });
+  auto const a = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(5, 1, i).poisson(50.0); });
   // The same indices drawn in reverse order by other threads give the same values.
-  auto const b = draw(n, KOKKOS_LAMBDA(int i) {
-    return CounterRng(5, 1, n - 1 - i).poisson(50.0);
-  });
+  auto const b = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(5, 1, n - 1 - i).poisson(50.0); });
   for (int i = 0; i < n; ++i) EXPECT_EQ(a[i], b[n - 1 - i]);
-  auto const c = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(6, 1, i).poisson(50.0); });
-  auto const d = draw(n, KOKKOS_LAMBDA(int i) { return CounterRng(5, 2, i).poisson(50.0); });
+  auto const c = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(6, 1, i).poisson(50.0); });
+  auto const d = draw(
+      n, KOKKOS_LAMBDA(int i) { return CounterRng(5, 2, i).poisson(50.0); });
   int same_c = 0, same_d = 0;
   for (int i = 0; i < n; ++i) {
     same_c += a[i] == c[i];
@@ -161,10 +170,10 @@ TEST(TEST_CATEGORY, variates_depend_only_on_seed_stream_and_index) {
   EXPECT_LT(same_c, n / 10);  // P(equal) for two Poisson(50) draws is about 4 %
   EXPECT_LT(same_d, n / 10);
   // 64-bit indices: the high word matters.
-  auto const hi = draw(2, KOKKOS_LAMBDA(int i) {
-    return CounterRng(5, 1, std::uint64_t(i) << 32).uniform();
-  });
-  auto const lo = draw(1, KOKKOS_LAMBDA(int) { return CounterRng(5, 1, 0).uniform(); });
+  auto const hi = draw(
+      2, KOKKOS_LAMBDA(int i) { return CounterRng(5, 1, std::uint64_t(i) << 32).uniform(); });
+  auto const lo = draw(
+      1, KOKKOS_LAMBDA(int) { return CounterRng(5, 1, 0).uniform(); });
   EXPECT_EQ(hi[0], lo[0]);
   EXPECT_NE(hi[1], lo[0]);
 }

@@ -20,8 +20,8 @@
 namespace {
 
 using kspecter::sim::SimulatedImage;
-using kspecter::test::file_bytes;
 using kspecter::sim::SimulateOptions;
+using kspecter::test::file_bytes;
 
 // A small CCD so that a full simulation takes a fraction of a second: 30 fibers of the
 // synthetic r-camera PSF on 400 columns.
@@ -115,8 +115,10 @@ TEST(sim_host, default_spectra_are_as_described) {
   int nsky = 0;
   std::vector<int> sky;
   for (int f = 0; f < 500; ++f)
-    if (s.objtype[f] == "SKY") sky.push_back(f);
-    else ASSERT_EQ(s.objtype[f], "TGT");
+    if (s.objtype[f] == "SKY")
+      sky.push_back(f);
+    else
+      ASSERT_EQ(s.objtype[f], "TGT");
   nsky = static_cast<int>(sky.size());
   EXPECT_GE(nsky, 30);  // ~10 % of 500 (binomial sd 6.7)
   EXPECT_LE(nsky, 70);
@@ -247,7 +249,8 @@ TEST(sim_host, defects_are_masked) {
       if (mask[y * nx + x] & kspecter::sim::maskbit::bad) {
         if (first < 0) first = y;
       } else {
-        ASSERT_LT(first, 0) << "column " << x << " is bad from row " << first << " but not at " << y;
+        ASSERT_LT(first, 0) << "column " << x << " is bad from row " << first << " but not at "
+                            << y;
       }
   }
   // Unmasked cosmics keep their ivar but still raise the pixels.
@@ -255,7 +258,8 @@ TEST(sim_host, defects_are_masked) {
   std::vector<int> mask2(nx * ny, 0);
   o.bad_columns = 0;
   o.mask_cosmics = false;
-  auto const sum2 = kspecter::sim::add_defects(3, nx, ny, image2.data(), ivar2.data(), mask2.data(), o);
+  auto const sum2 =
+      kspecter::sim::add_defects(3, nx, ny, image2.data(), ivar2.data(), mask2.data(), o);
   EXPECT_EQ(sum2.bad_columns, 0);
   long raised = 0;
   for (int p = 0; p < nx * ny; ++p) {
@@ -282,7 +286,8 @@ TEST(sim_host, real_psf_frame_conserves_flux) {
     ASSERT_EQ(s.ny, 4128);
     auto const dw = kspecter::sim::bin_widths(grid);
     long double want = 0, got = 0, got_f = 0;
-    for (std::size_t i = 0; i < spectra.flux.size(); ++i) want += spectra.flux[i] * dw[i % grid.size()];
+    for (std::size_t i = 0; i < spectra.flux.size(); ++i)
+      want += spectra.flux[i] * dw[i % grid.size()];
     for (double v : s.expected) got += v;
     for (float v : s.image) got_f += v;
     // Every r-band spot of the real PSF lies on the chip.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,7 +17,6 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -44,8 +44,8 @@ TEST_F(SimulateCli, same_seed_same_file_on_any_thread_count) {
   EXPECT_NE(a.out.find("simulate: wrote"), std::string::npos) << a.out;
   auto const b = run(common + " --threads 2 -o " + dir + "/b.fits");
   ASSERT_EQ(b.status, 0) << b.out;
-  auto const c = run("simulate --psf " + psf + " -n 12 -s 3 -w 6000,6200,0.8 --seed 4 -o " + dir +
-                     "/c.fits");
+  auto const c =
+      run("simulate --psf " + psf + " -n 12 -s 3 -w 6000,6200,0.8 --seed 4 -o " + dir + "/c.fits");
   ASSERT_EQ(c.status, 0) << c.out;
   std::string const ba = file_bytes(dir + "/a.fits");
   EXPECT_TRUE(ba == file_bytes(dir + "/b.fits"));
@@ -88,12 +88,14 @@ TEST_F(SimulateCli, spectra_file_reproduces_the_frame) {
   ASSERT_TRUE(tc);
   EXPECT_EQ(tc->specmin, 2);
   EXPECT_EQ(tc->nspec, 3);
-  EXPECT_TRUE(std::equal(tc->flux.begin(), tc->flux.end(), ta->flux.begin() + 2 * ta->wavelength.size()));
+  EXPECT_TRUE(
+      std::equal(tc->flux.begin(), tc->flux.end(), ta->flux.begin() + 2 * ta->wavelength.size()));
   // Fibers it does not hold; -w together with --spectra.
   r = run("simulate --psf " + psf + " --spectra " + first + " -s 4 -n 3 -o " + dir + "/x.fits");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(first), std::string::npos) << r.out;
-  r = run("simulate --psf " + psf + " --spectra " + first + " -w 6500,6600,1 -o " + dir + "/x.fits");
+  r = run("simulate --psf " + psf + " --spectra " + first + " -w 6500,6600,1 -o " + dir +
+          "/x.fits");
   EXPECT_EQ(r.status, 2) << r.out;
   // A file without truth.
   r = run("simulate --psf " + psf + " --spectra " + psf + " -o " + dir + "/x.fits");
@@ -103,7 +105,8 @@ TEST_F(SimulateCli, spectra_file_reproduces_the_frame) {
 
 TEST_F(SimulateCli, noiseless_and_defects) {
   std::string const clean = dir + "/clean.fits", dirty = dir + "/dirty.fits";
-  auto r = run("simulate --psf " + psf + " -n 30 -w 6000,6300,0.8 --noiseless --readnoise 2 -o " + clean);
+  auto r = run("simulate --psf " + psf + " -n 30 -w 6000,6300,0.8 --noiseless --readnoise 2 -o " +
+               clean);
   ASSERT_EQ(r.status, 0) << r.out;
   auto const c = kspecter::io::read_preproc(clean);
   double total = 0;
@@ -164,8 +167,8 @@ TEST_F(SimulateCli, bad_arguments_are_refused) {
 
 TEST(simulate_cli, synthetic_psf_by_name) {
   std::string const dir = kspecter::test::scratch_dir();
-  auto const r = run("simulate --psf synthetic -s 100 -n 2 -w 7000,7010,1 --noiseless -o " + dir +
-                     "/s.fits");
+  auto const r =
+      run("simulate --psf synthetic -s 100 -n 2 -w 7000,7010,1 --noiseless -o " + dir + "/s.fits");
   ASSERT_EQ(r.status, 0) << r.out;
   auto const img = kspecter::io::read_preproc(dir + "/s.fits");
   EXPECT_EQ(img.nx, 4114);

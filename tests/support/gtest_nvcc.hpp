@@ -15,14 +15,15 @@
 
 #define KSPECTER_GTEST_CLASS_(suite, name) suite##_##name##_Test
 
-#define KSPECTER_GTEST_PUBLIC_(suite, name, fixture)                                         \
-  class KSPECTER_GTEST_CLASS_(suite, name) : public fixture {                                \
-   public:                                                                                   \
-    void TestBody() override;                                                                \
-  };                                                                                         \
-  [[maybe_unused]] static ::testing::TestInfo* const suite##_##name##_registered_ =         \
-      ::testing::RegisterTest(#suite, #name, nullptr, nullptr, __FILE__, __LINE__,           \
-                              []() -> fixture* { return new KSPECTER_GTEST_CLASS_(suite, name); }); \
+#define KSPECTER_GTEST_PUBLIC_(suite, name, fixture)                                \
+  class KSPECTER_GTEST_CLASS_(suite, name) : public fixture {                       \
+   public:                                                                          \
+    void TestBody() override;                                                       \
+  };                                                                                \
+  [[maybe_unused]] static ::testing::TestInfo* const suite##_##name##_registered_ = \
+      ::testing::RegisterTest(                                                      \
+          #suite, #name, nullptr, nullptr, __FILE__, __LINE__,                      \
+          []() -> fixture* { return new KSPECTER_GTEST_CLASS_(suite, name); });     \
   void KSPECTER_GTEST_CLASS_(suite, name)::TestBody()
 
 // One level of indirection so that TEST(TEST_CATEGORY, x) expands TEST_CATEGORY first.

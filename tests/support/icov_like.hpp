@@ -13,7 +13,7 @@ namespace kspecter::test {
 
 /// An inverse covariance shaped like extraction's iCov (fiber-major, n = nfiber * nwave):
 /// Aᵀ W A for Gaussian spots of sigma ~ 1 bin in wavelength that leak into the neighbouring
-/// fibers, with random pixel weights, plus the 1e-15 ridge of extraction.md §4.
+/// fibers, with random pixel weights, plus the 1e-15 ridge of docs/algorithm.md §4.
 inline std::vector<double> icov_like(int nfiber, int nwave, std::uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> ud(0.5, 1.5);

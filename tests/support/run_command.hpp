@@ -2,10 +2,10 @@
 // exit status and its stdout + stderr.
 #pragma once
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 namespace kspecter::test {
 
@@ -17,8 +17,10 @@ struct CommandResult {
 /// Runs `command` through the shell, with OpenMP unbound and Open MPI allowed to run as root
 /// (CI containers are root).
 inline CommandResult run_command(std::string const& command) {
-  std::string const full = "OMP_PROC_BIND=false OMPI_ALLOW_RUN_AS_ROOT=1 "
-                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + command + " 2>&1";
+  std::string const full =
+      "OMP_PROC_BIND=false OMPI_ALLOW_RUN_AS_ROOT=1 "
+      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+      command + " 2>&1";
   CommandResult r{-1, {}};
   FILE* p = popen(full.c_str(), "r");
   if (!p) return r;

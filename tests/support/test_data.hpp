@@ -60,8 +60,8 @@ inline std::vector<std::string> temp_files(std::string const& dir) {
 }  // namespace kspecter::test
 
 /// Skips the current test, saying why, when a shared data file is missing.
-#define KSPECTER_SHARED_DATA_OR_SKIP(var, name)                                              \
-  std::string const var = ::kspecter::test::shared_data_file(name);                          \
-  if (var.empty())                                                                            \
-  GTEST_SKIP() << "shared test data '" << name << "' not found (looked in "                  \
+#define KSPECTER_SHARED_DATA_OR_SKIP(var, name)                             \
+  std::string const var = ::kspecter::test::shared_data_file(name);         \
+  if (var.empty())                                                          \
+  GTEST_SKIP() << "shared test data '" << name << "' not found (looked in " \
                << KSPECTER_DEFAULT_TEST_DATA << " and $KSPECTER_TEST_DATA)"

@@ -19,7 +19,8 @@ class InputError : public Error {
  public:
   InputError(std::string const& file, std::string const& hdu, std::string const& what)
       : Error(file + (hdu.empty() ? std::string() : ": HDU '" + hdu + "'") + ": " + what),
-        file_(file), hdu_(hdu) {}
+        file_(file),
+        hdu_(hdu) {}
   std::string const& file() const noexcept { return file_; }
   std::string const& hdu() const noexcept { return hdu_; }
 

@@ -13,15 +13,15 @@ char const* version();
 /// What `kspecter info` reports. Call after Kokkos::initialize.
 struct RuntimeInfo {
   std::string kspecter_version;
-  std::string kokkos_version;          // e.g. "3.4.01"
-  std::vector<std::string> backends;   // enabled Kokkos execution spaces, e.g. {"Serial","OpenMP"}
-  std::string default_space;           // Kokkos::DefaultExecutionSpace::name()
-  int concurrency = 0;                 // DefaultExecutionSpace concurrency
-  int host_concurrency = 0;            // DefaultHostExecutionSpace concurrency
-  int device_id = -1;                  // GPU ordinal, -1 without a GPU backend
-  std::string device_name;             // GPU name, empty without one
-  std::size_t device_memory_bytes = 0; // total GPU memory
-  int device_compute_capability = 0;   // e.g. 90 for Hopper
+  std::string kokkos_version;           // e.g. "3.4.01"
+  std::vector<std::string> backends;    // enabled Kokkos execution spaces, e.g. {"Serial","OpenMP"}
+  std::string default_space;            // Kokkos::DefaultExecutionSpace::name()
+  int concurrency = 0;                  // DefaultExecutionSpace concurrency
+  int host_concurrency = 0;             // DefaultHostExecutionSpace concurrency
+  int device_id = -1;                   // GPU ordinal, -1 without a GPU backend
+  std::string device_name;              // GPU name, empty without one
+  std::size_t device_memory_bytes = 0;  // total GPU memory
+  int device_compute_capability = 0;    // e.g. 90 for Hopper
 };
 RuntimeInfo runtime_info();
 

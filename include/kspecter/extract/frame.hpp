@@ -1,4 +1,4 @@
-// Extraction of one frame (extraction.md §3-6): a preprocessed CCD image and its inverse
+// Extraction of one frame (docs/algorithm.md §3-6): a preprocessed CCD image and its inverse
 // variance on the device in, spectra with their inverse variance, resolution data and quality
 // arrays out. No file I/O: io/ reads the inputs and writes the FrameResult.
 #pragma once
@@ -23,53 +23,53 @@ using ImageView = Kokkos::View<const double**, Kokkos::LayoutRight, MemorySpace>
 
 /// Work done, for flop counts and checks (every number is exact, counted by the kernels).
 struct ExtractStats {
-  int npatch = 0;             // patches solved
-  int nbatch = 0;             // device batches
-  int nfailed = 0;            // patches whose Cholesky failed (all their bins got ivar = 0)
-  int n = 0;                  // unknowns per patch matrix (fiber slots x padded bins)
-  int block = 0;              // bins per fiber block (padded bins)
-  long long nspots = 0;       // spots evaluated
-  long long assembly_macs = 0;  // pixel products summed into iCov, y and fluxweight
-  long long quality_macs = 0;   // pixel products of model, chi2pix and pixmask_fraction
+  int npatch = 0;                     // patches solved
+  int nbatch = 0;                     // device batches
+  int nfailed = 0;                    // patches whose Cholesky failed (all their bins got ivar = 0)
+  int n = 0;                          // unknowns per patch matrix (fiber slots x padded bins)
+  int block = 0;                      // bins per fiber block (padded bins)
+  long long nspots = 0;               // spots evaluated
+  long long assembly_macs = 0;        // pixel products summed into iCov, y and fluxweight
+  long long quality_macs = 0;         // pixel products of model, chi2pix and pixmask_fraction
   std::size_t peak_device_bytes = 0;  // largest device memory held by extract_frame at once
 };
 
 /// Every intermediate of one patch (ExtractOptions::debug_patch), for tests.
 struct PatchDebug {
-  Patch patch;                      // its plan entry
+  Patch patch;                         // its plan entry
   int x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // pixel window: columns [x0, x1), rows [y0, y1)
-  int n = 0, nslots = 0, m = 0;     // unknowns, fiber slots, bins per fiber
-  std::vector<double> icov;         // [n][n] A^T W A + prior (what the Cholesky factorises)
-  std::vector<double> y;            // [n] A^T W p
-  std::vector<double> fluxweight;   // [n] A^T W 1
-  std::vector<double> deconvolved;  // [n] iCov^-1 y
-  std::vector<double> q;            // [ncore_slots][m][m] Q of the core fibers
-  int info = 0;                     // Cholesky status
+  int n = 0, nslots = 0, m = 0;        // unknowns, fiber slots, bins per fiber
+  std::vector<double> icov;            // [n][n] A^T W A + prior (what the Cholesky factorises)
+  std::vector<double> y;               // [n] A^T W p
+  std::vector<double> fluxweight;      // [n] A^T W 1
+  std::vector<double> deconvolved;     // [n] iCov^-1 y
+  std::vector<double> q;               // [ncore_slots][m][m] Q of the core fibers
+  int info = 0;                        // Cholesky status
 };
 
 /// The extracted frame, on the host. Spectra are the requested PSF rows
 /// [specmin, specmin + nspec); bins follow `wavelength`.
 struct FrameResult {
   int specmin = 0, nspec = 0, nwave = 0;
-  int ndiag = 0;                       // resolution diagonals: 2 ndiag + 1 (ndiag = HSIZEY)
-  std::vector<double> wavelength;      // [nwave], Angstrom
-  std::vector<double> flux;            // [nspec][nwave], electron / Angstrom (R f / dw)
-  std::vector<double> ivar;            // [nspec][nwave], (electron / Angstrom)^-2 (s^2 dw^2)
-  std::vector<double> resolution;      // [nspec][2 ndiag + 1][nwave], dia_matrix data:
-                                       //   resolution[i][k][j] = R_ii[j - ndiag + k][j]
-  std::vector<double> chi2pix;         // [nspec][nwave]
+  int ndiag = 0;                         // resolution diagonals: 2 ndiag + 1 (ndiag = HSIZEY)
+  std::vector<double> wavelength;        // [nwave], Angstrom
+  std::vector<double> flux;              // [nspec][nwave], electron / Angstrom (R f / dw)
+  std::vector<double> ivar;              // [nspec][nwave], (electron / Angstrom)^-2 (s^2 dw^2)
+  std::vector<double> resolution;        // [nspec][2 ndiag + 1][nwave], dia_matrix data:
+                                         //   resolution[i][k][j] = R_ii[j - ndiag + k][j]
+  std::vector<double> chi2pix;           // [nspec][nwave]
   std::vector<double> pixmask_fraction;  // [nspec][nwave]
-  std::vector<std::uint32_t> mask;     // [nspec][nwave], specmask bits (mask_bits.hpp):
-                                       //   ivar == 0: SOMEBADPIX; pixmask_fraction > 0.5:
-                                       //   SOMEBADPIX; pixmask_fraction == 1: ALLBADPIX;
-                                       //   chi2pix over threshold, failed patch or numbers
-                                       //   beyond float32: BAD2DFIT
+  std::vector<std::uint32_t> mask;       // [nspec][nwave], specmask bits (mask_bits.hpp):
+                                         //   ivar == 0: SOMEBADPIX; pixmask_fraction > 0.5:
+                                         //   SOMEBADPIX; pixmask_fraction == 1: ALLBADPIX;
+                                         //   chi2pix over threshold, failed patch or numbers
+                                         //   beyond float32: BAD2DFIT
   std::vector<double> deconvolved_flux;  // [nspec][nwave], f / dw: the unconvolved solution
   int model_nx = 0, model_ny = 0;
-  std::vector<double> model;           // [ny][nx], electrons: sum over kept bins with ivar > 0
-                                       //   of spot x f (empty unless ExtractOptions::model)
+  std::vector<double> model;  // [ny][nx], electrons: sum over kept bins with ivar > 0
+                              //   of spot x f (empty unless ExtractOptions::model)
   ExtractStats stats;
-  std::vector<PatchDebug> debug;       // the debug patches asked for, in plan order
+  std::vector<PatchDebug> debug;  // the debug patches asked for, in plan order
 };
 
 /// Fills `out` with the spots of PSF rows [fiber_begin, fiber_begin + nfiber) at the given
@@ -82,11 +82,11 @@ using SpotProvider = std::function<void(int fiber_begin, int nfiber,
 
 /// What extract_frame needs to know of the PSF besides its spots.
 struct SpotGeometry {
-  int nfiber = 0;              // PSF rows
-  int npix_x = 0, npix_y = 0;  // CCD columns, rows the PSF describes
-  int hsizex = 0, hsizey = 0;  // spot half sizes
+  int nfiber = 0;                   // PSF rows
+  int npix_x = 0, npix_y = 0;       // CCD columns, rows the PSF describes
+  int hsizex = 0, hsizey = 0;       // spot half sizes
   double wavemin = 0, wavemax = 0;  // range where the PSF is valid (the output grid must fit)
-  double psferr = 0.01;        // default model error (ExtractOptions::psferr < 0)
+  double psferr = 0.01;             // default model error (ExtractOptions::psferr < 0)
 };
 
 /// Extracts a frame from spots given by `spots`. `image` and `ivar` are [ny][nx] with

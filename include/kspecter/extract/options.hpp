@@ -1,5 +1,5 @@
 // Settings of one frame extraction, with the meanings and defaults of gpu_specter's `spex`
-// (extraction.md §3-6).
+// (docs/algorithm.md §3-6).
 #pragma once
 
 #include <cstddef>
@@ -11,28 +11,28 @@ namespace kspecter::extract {
 
 struct ExtractOptions {
   // ---- what to extract
-  int specmin = 0;     // first spectrum (row of the PSF, 0-based)
-  int nspec = -1;      // number of spectra; -1: every fiber of the PSF from specmin on
-  double wmin = 0;     // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom
+  int specmin = 0;  // first spectrum (row of the PSF, 0-based)
+  int nspec = -1;   // number of spectra; -1: every fiber of the PSF from specmin on
+  double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom
   double wmax = 0;
   double dw = 0.8;
 
   // ---- patches (§3)
-  int bundlesize = 25;       // fibers per bundle; bundles start at PSF fiber 0
-  int nsubbundles = 5;       // a bundle is cut into nsubbundles groups of bundlesize/nsubbundles
-  int nwavestep = 50;        // core wavelength bins per patch
-  int wavepad = 10;          // wavelength padding; effective pad = wavepad + int(wavepad * wavepad_frac)
+  int bundlesize = 25;  // fibers per bundle; bundles start at PSF fiber 0
+  int nsubbundles = 5;  // a bundle is cut into nsubbundles groups of bundlesize/nsubbundles
+  int nwavestep = 50;   // core wavelength bins per patch
+  int wavepad = 10;     // wavelength padding; effective pad = wavepad + int(wavepad * wavepad_frac)
   double wavepad_frac = 0.2;
   double pixpad_frac = 0.8;  // fraction of the extra pixel rows of the wavelength padding kept
 
   // ---- solve (§4-5)
-  double regularize = 0;     // alpha of the bins with enough light (gpu_specter --regularize)
-  double psferr = -1;        // model error for chi2pix; < 0: the PSF's PSFERR (0.01 when absent)
+  double regularize = 0;        // alpha of the bins with enough light (gpu_specter --regularize)
+  double psferr = -1;           // model error for chi2pix; < 0: the PSF's PSFERR (0.01 when absent)
   double eig_rel_clip = 1e-14;  // eigenvalue floor of the block inverse square roots, relative
 
   // ---- outputs
-  bool model = false;         // also return the model image A f of the whole CCD
-  double bad2dfit_chi2 = 100.0;  // BAD2DFIT where chi2pix > this (desispec's rule); <= 0: off
+  bool model = false;                 // also return the model image A f of the whole CCD
+  double bad2dfit_chi2 = 100.0;       // BAD2DFIT where chi2pix > this (desispec's rule); <= 0: off
   double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
                                       // its fiber and of its wavelength bin (0: off)
 

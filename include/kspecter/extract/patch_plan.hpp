@@ -1,4 +1,4 @@
-// The host-side plan of a frame extraction (extraction.md §3): bundles -> subbundles ->
+// The host-side plan of a frame extraction (docs/algorithm.md §3): bundles -> subbundles ->
 // wavelength blocks -> patches, with their fiber and wavelength padding, and the grouping of
 // bundles into device batches.
 #pragma once
@@ -13,16 +13,16 @@ namespace kspecter::extract {
 /// One patch: a subbundle x a block of nwavestep core bins, solved with its padding.
 /// Fibers are PSF rows; wavelength indices are into the padded grid (PatchPlan::full_wave).
 struct Patch {
-  int bundle = 0;       // index into PatchPlan::bundles
-  int fiber_pad0 = 0;   // first fiber of the padded patch (PSF row)
-  int nfiber_pad = 0;   // fibers solved together: core + 1 neighbour per side inside the bundle
-  int core_slot = 0;    // position of the first core fiber among the padded ones (0 or 1)
-  int ncore = 0;        // core fibers (bundlesize / nsubbundles, fewer at a short bundle's end)
-  int wave0 = 0;        // first padded bin (index into full_wave; nwave_pad bins follow), and
-                        // also the first core bin of the output grid (core bins are padded
-                        // bins wavepad .. wavepad + nkeep - 1, since full_wave starts wavepad
-                        // bins below wave)
-  int nkeep = 0;        // core bins written to the frame (nwavestep, fewer in the last block)
+  int bundle = 0;      // index into PatchPlan::bundles
+  int fiber_pad0 = 0;  // first fiber of the padded patch (PSF row)
+  int nfiber_pad = 0;  // fibers solved together: core + 1 neighbour per side inside the bundle
+  int core_slot = 0;   // position of the first core fiber among the padded ones (0 or 1)
+  int ncore = 0;       // core fibers (bundlesize / nsubbundles, fewer at a short bundle's end)
+  int wave0 = 0;       // first padded bin (index into full_wave; nwave_pad bins follow), and
+                       // also the first core bin of the output grid (core bins are padded
+                       // bins wavepad .. wavepad + nkeep - 1, since full_wave starts wavepad
+                       // bins below wave)
+  int nkeep = 0;       // core bins written to the frame (nwavestep, fewer in the last block)
 };
 
 /// A contiguous run of bundles whose patches go through the device together, or, when one
@@ -36,7 +36,8 @@ struct Batch {
 };
 
 struct Bundle {
-  int fiber_begin = 0, fiber_end = 0;  // PSF rows of the bundle (bundlesize, fewer at the PSF's end)
+  int fiber_begin = 0,
+      fiber_end = 0;  // PSF rows of the bundle (bundlesize, fewer at the PSF's end)
 };
 
 struct PatchPlan {
@@ -44,10 +45,10 @@ struct PatchPlan {
   int nwave = 0;               // output bins
   int wavepad = 0;             // effective padding per side, bins
   int nwavestep = 0;
-  int nwave_pad = 0;           // bins per padded patch: nwavestep + 2 wavepad
-  int nfiber_slots = 0;        // fiber slots per patch matrix (largest nfiber_pad)
-  int ncore_slots = 0;         // largest ncore
-  int n = 0;                   // unknowns per patch matrix: nfiber_slots * nwave_pad
+  int nwave_pad = 0;     // bins per padded patch: nwavestep + 2 wavepad
+  int nfiber_slots = 0;  // fiber slots per patch matrix (largest nfiber_pad)
+  int ncore_slots = 0;   // largest ncore
+  int n = 0;             // unknowns per patch matrix: nfiber_slots * nwave_pad
   double dw = 0;
   std::vector<double> wave;       // [nwave] output grid
   std::vector<double> full_wave;  // [wavepad + nwave + wavepad + nwavestep] padded grid

@@ -9,10 +9,10 @@
 namespace kspecter::extract {
 
 struct PullStats {
-  long long n = 0;          // bins compared (ivar > 0, R row complete inside the frame)
+  long long n = 0;  // bins compared (ivar > 0, R row complete inside the frame)
   double mean = 0, std = 0;
   double median = 0;
-  double robust_std = 0;    // 1.4826 x median absolute deviation
+  double robust_std = 0;  // 1.4826 x median absolute deviation
   double max_abs = 0;
 };
 
@@ -25,7 +25,6 @@ std::vector<double> convolve_truth(FrameResult const& frame, int i,
 /// Pull statistics over every spectrum of `frame`; truth_flux is [ntruth_spec][nwave_truth]
 /// for spectra starting at truth_specmin (spectra of the frame without truth are skipped).
 PullStats truth_pulls(FrameResult const& frame, std::vector<double> const& truth_wave,
-                      std::vector<double> const& truth_flux, int truth_specmin,
-                      int truth_nspec);
+                      std::vector<double> const& truth_flux, int truth_specmin, int truth_nspec);
 
 }  // namespace kspecter::extract

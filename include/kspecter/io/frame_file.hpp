@@ -1,4 +1,4 @@
-// Extracted frames, desispec-compatible (extraction.md §6): FITS with HDUs FLUX (primary),
+// Extracted frames, desispec-compatible (docs/algorithm.md §6): FITS with HDUs FLUX (primary),
 // IVAR, MASK, WAVELENGTH, RESOLUTION, CHI2PIX, FIBERMAP (copied from the image when present),
 // optional MODEL; or HDF5 with datasets of the same names and the header as root attributes.
 #pragma once
@@ -12,15 +12,15 @@ namespace kspecter::io {
 
 struct FrameData {
   int specmin = 0, nspec = 0, nwave = 0;
-  int ndiag = 0;                              // RESOLUTION has 2 ndiag + 1 diagonals
-  std::vector<double> wavelength;             // [nwave], Angstrom
-  std::vector<float> flux;                    // [nspec][nwave], electron/Angstrom
-  std::vector<float> ivar;                    // [nspec][nwave]
-  std::vector<std::uint32_t> mask;            // [nspec][nwave], desispec bits
-  std::vector<float> resolution;              // [nspec][2 ndiag + 1][nwave]
-  std::vector<float> chi2pix;                 // [nspec][nwave]
-  int model_nx = 0, model_ny = 0;             // optional model image
-  std::vector<float> model;                   // [ny][nx]
+  int ndiag = 0;                    // RESOLUTION has 2 ndiag + 1 diagonals
+  std::vector<double> wavelength;   // [nwave], Angstrom
+  std::vector<float> flux;          // [nspec][nwave], electron/Angstrom
+  std::vector<float> ivar;          // [nspec][nwave]
+  std::vector<std::uint32_t> mask;  // [nspec][nwave], desispec bits
+  std::vector<float> resolution;    // [nspec][2 ndiag + 1][nwave]
+  std::vector<float> chi2pix;       // [nspec][nwave]
+  int model_nx = 0, model_ny = 0;   // optional model image
+  std::vector<float> model;         // [ny][nx]
   /// Extra header cards (keyword, value) for the primary HDU: IN_PSF, IN_IMG, ...
   std::vector<std::pair<std::string, std::string>> header;
   /// A FITS file whose FIBERMAP HDU is copied into the frame (empty: none).

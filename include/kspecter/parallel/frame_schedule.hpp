@@ -9,9 +9,9 @@ namespace kspecter::parallel {
 
 /// One frame of a rank's work and the ranks it shares that frame with.
 struct FrameTask {
-  int frame = 0;        // index into the job's frame list
-  int group = 0;        // ranks with the same group work on the same frame
-  int group_rank = 0;   // this rank's place in its group (0 writes the frame)
+  int frame = 0;       // index into the job's frame list
+  int group = 0;       // ranks with the same group work on the same frame
+  int group_rank = 0;  // this rank's place in its group (0 writes the frame)
   int group_size = 1;
 };
 

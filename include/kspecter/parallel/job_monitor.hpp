@@ -22,10 +22,10 @@ struct FrameDone {
 /// How the job ended, the same on every rank after JobMonitor::finish.
 struct JobSummary {
   bool failed = false;
-  std::string error;           // the first failure, in rank order ("" when none)
+  std::string error;  // the first failure, in rank order ("" when none)
   std::vector<int> failed_ranks;
-  int frames_done = 0;         // frames written by the whole job
-  double max_busy_seconds = 0; // the busiest rank's extraction time (reported by each rank)
+  int frames_done = 0;          // frames written by the whole job
+  double max_busy_seconds = 0;  // the busiest rank's extraction time (reported by each rank)
 };
 
 class JobMonitor {
@@ -55,9 +55,9 @@ class JobMonitor {
   std::function<void(FrameDone const&)> on_done_;
   std::string own_error_;
   bool heard_failure_ = false;
-  int frames_done_ = 0;                // rank 0: the job's count; elsewhere: this rank's
-  std::vector<std::string> errors_;    // by rank (rank 0 and receivers of notices)
-  std::vector<char> notice_from_;      // failure notices received, by rank
+  int frames_done_ = 0;              // rank 0: the job's count; elsewhere: this rank's
+  std::vector<std::string> errors_;  // by rank (rank 0 and receivers of notices)
+  std::vector<char> notice_from_;    // failure notices received, by rank
   struct Pending;
   std::vector<std::unique_ptr<Pending>> pending_;  // sends to complete before finish returns
 };

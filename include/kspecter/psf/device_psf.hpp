@@ -1,5 +1,5 @@
 // The PSF's Legendre coefficients in device memory, and device evaluation of traces and
-// parameters (extraction.md §1) for a block of fibers x wavelengths.
+// parameters (docs/algorithm.md §1) for a block of fibers x wavelengths.
 #pragma once
 
 #include <kspecter/core/error.hpp>
@@ -51,7 +51,7 @@ struct DevicePsf {
 /// ParameterError if the PSF is inconsistent (see check_psf).
 template <class ExecSpace>
 DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
-                                                     GaussHermitePsf const& psf) {
+                                                      GaussHermitePsf const& psf) {
   using mem = typename ExecSpace::memory_space;
   ScopedRegion region("kspecter::psf::to_device");
   std::string const problem = check_psf(psf);
@@ -87,8 +87,8 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   int const nparam = static_cast<int>(psf.params.size());
   int const ncoef = psf.params[0].ncoef;
   d.params = Kokkos::View<double***, Kokkos::LayoutRight, mem>(
-      Kokkos::view_alloc(std::string("kspecter::psf::params"), Kokkos::WithoutInitializing),
-      nparam, psf.nfiber, ncoef);
+      Kokkos::view_alloc(std::string("kspecter::psf::params"), Kokkos::WithoutInitializing), nparam,
+      psf.nfiber, ncoef);
   auto hp = Kokkos::create_mirror_view(d.params);
   for (int p = 0; p < nparam; ++p)
     for (int f = 0; f < psf.nfiber; ++f)
@@ -135,9 +135,8 @@ inline void check_fiber_range(int psf_nfiber, int fiber_begin, int nfiber) {
 /// here). No range check: the caller decides whether extrapolation is acceptable.
 template <class ExecSpace>
 void evaluate_traces(
-    ExecSpace const& space, DevicePsf<typename ExecSpace::memory_space> const& psf,
-    int fiber_begin, int nfiber,
-    Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
+    ExecSpace const& space, DevicePsf<typename ExecSpace::memory_space> const& psf, int fiber_begin,
+    int nfiber, Kokkos::View<double const*, typename ExecSpace::memory_space> wavelengths,
     Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& x,
     Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& y) {
   detail::check_fiber_range(psf.nfiber, fiber_begin, nfiber);
@@ -191,8 +190,8 @@ void evaluate_param(
       Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(nfiber) * nwave),
       KOKKOS_LAMBDA(std::size_t const idx) {
         int const f = int(idx / nwave), w = int(idx % nwave);
-        o(f, w) = legendre_sum(&c(param, fiber_begin + f, 0), ncoef,
-                               legendre_u(wavelengths(w), w0, w1));
+        o(f, w) =
+            legendre_sum(&c(param, fiber_begin + f, 0), ncoef, legendre_u(wavelengths(w), w0, w1));
       });
 }
 

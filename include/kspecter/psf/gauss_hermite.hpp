@@ -1,4 +1,4 @@
-// Pixel-integrated Gauss-Hermite functions (extraction.md §2), callable on host and device.
+// Pixel-integrated Gauss-Hermite functions (docs/algorithm.md §2), callable on host and device.
 //
 // With probabilists' Hermite polynomials He_k and phi(t) = exp(-t^2/2)/sqrt(2 pi), the integral
 // of He_k phi over a pixel [t_m, t_{m+1}] (t in units of sigma) is
@@ -27,7 +27,7 @@ KOKKOS_INLINE_FUNCTION double hermite_e(int n, double t) {
 
 /// Edge functions E_0..E_deg at t, written to e[0], e[stride], ..., e[deg * stride].
 KOKKOS_INLINE_FUNCTION void gauss_hermite_edge(double t, int deg, double* e, int stride = 1) {
-  constexpr double inv_sqrt2 = 0.70710678118654752440;  // 1/sqrt(2)
+  constexpr double inv_sqrt2 = 0.70710678118654752440;    // 1/sqrt(2)
   constexpr double inv_sqrt2pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
   e[0] = 0.5 * compat::erf(t * inv_sqrt2);
   if (deg < 1) return;

@@ -26,8 +26,8 @@ struct LegendreSet {
 /// Fibers are addressed by their row in the file (0 .. nfiber-1); `fibermin` is the
 /// absolute fiber number of row 0 (500 for an r1 camera).
 struct GaussHermitePsf {
-  int nfiber = 0;            // fibers in the file (rows of XTRACE)
-  int fibermin = 0;          // FIBERMIN: the absolute index of fiber 0
+  int nfiber = 0;              // fibers in the file (rows of XTRACE)
+  int fibermin = 0;            // FIBERMIN: the absolute index of fiber 0
   int npix_x = 0, npix_y = 0;  // CCD size, columns x rows
   int hsizex = 0, hsizey = 0;  // spot half sizes: spots are (2 hsizey + 1) x (2 hsizex + 1)
   int ghdegx = 0, ghdegy = 0;  // Gauss-Hermite degrees

@@ -1,4 +1,4 @@
-// Legendre series as the PSF file defines them (extraction.md §1), callable on host and device.
+// Legendre series as the PSF file defines them (docs/algorithm.md §1), callable on host and device.
 #pragma once
 
 // Only the function-space macros: host-only code (the PSF checks, the fuzz targets) then

@@ -49,15 +49,15 @@ struct SpotKernel {
   Kokkos::View<int**, Kokkos::LayoutRight, mem> xc, yc;
   int fiber_begin = 0, nwave = 0, waves_per_team = 1, nblocks = 1;
   int hsizex = 0, hsizey = 0, nx = 1, ny = 1, ngx = 1, ngy = 1;
-  int nterm = 0;  // per-wavelength values: X, Y, then the spot parameters
+  int nterm = 0;                  // per-wavelength values: X, Y, then the spot parameters
   int ncx = 1, ncy = 1, ncp = 1;  // Legendre coefficients of XTRACE, YTRACE, PSF table
   bool tails = false;
   double xw0 = 0, xw1 = 1, yw0 = 0, yw1 = 1, pw0 = 0, pw1 = 1;
   // Scratch layout of one wavelength (in doubles): Legendre bases | parameters |
   // x edges [ngx][nx+1] | y edges [ngy][ny+1] | pGHx [ngx][nx] | pGHy [ngy][ny] |
   // U [ngx][ny] | spot [ny][nx].
-  int off_lp = 0, off_pr = 0, off_ex = 0, off_ey = 0, off_px = 0, off_py = 0, off_u = 0,
-      off_s = 0, per_wave = 0;
+  int off_lp = 0, off_pr = 0, off_ex = 0, off_ey = 0, off_px = 0, off_py = 0, off_u = 0, off_s = 0,
+      per_wave = 0;
 
   // Indices into the per-wavelength parameters.
   static constexpr int kX = 0, kY = 1, kSigX = 2, kSigY = 3, kGH = 4;

@@ -1,5 +1,5 @@
 // Pixel-integrated Gauss-Hermite spots for a block of fibers x wavelengths, on the device
-// (extraction.md §1-2).
+// (docs/algorithm.md §1-2).
 #pragma once
 
 #include <kspecter/core/error.hpp>
@@ -19,8 +19,10 @@ namespace kspecter::psf {
 /// Spots of fibers [fiber_begin, fiber_begin + nfiber) at the given wavelengths.
 template <class MemorySpace>
 struct Spots {
-  Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace> values;  // [nfiber][nwave][ny][nx], >= 0, each sums to 1
-  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> xc, yc;       // [nfiber][nwave] lower-left CCD pixel of the spot
+  Kokkos::View<double****, Kokkos::LayoutRight, MemorySpace>
+      values;  // [nfiber][nwave][ny][nx], >= 0, each sums to 1
+  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> xc,
+      yc;  // [nfiber][nwave] lower-left CCD pixel of the spot
   int fiber_begin = 0;
 };
 
@@ -91,7 +93,8 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
   if (bytes_per_wave > scratch_max)
     throw ParameterError("compute_spots: one wavelength's scratch (" +
                          std::to_string(bytes_per_wave) + " B) exceeds the team scratch limit (" +
-                         std::to_string(scratch_max) + " B): spot or Gauss-Hermite degree too large");
+                         std::to_string(scratch_max) +
+                         " B): spot or Gauss-Hermite degree too large");
   // Host-driver teams hold one wavelength's scratch whatever their block; team-driver
   // teams the whole block's.
   int wpt = options.waves_per_team > 0 ? options.waves_per_team : (HostLoops ? 32 : 8);
@@ -102,15 +105,16 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
   std::size_t const scratch_doubles = std::size_t(k.scratch_waves()) * k.per_wave;
   // Never more threads than the backend allows (a host backend running the team driver
   // has as many as its pool).
-  int const tmax = Policy(space, nfiber * k.nblocks, 1, vector_length)
-                       .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles)))
-                       .team_size_max(k, Kokkos::ParallelForTag());
+  int const tmax =
+      Policy(space, nfiber * k.nblocks, 1, vector_length)
+          .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles)))
+          .team_size_max(k, Kokkos::ParallelForTag());
   if (team_size > tmax) team_size = tmax;
   Policy policy(space, nfiber * k.nblocks, team_size, vector_length);
-  Kokkos::parallel_for(
-      "kspecter::psf::spots",
-      policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles))),
-      k);
+  Kokkos::parallel_for("kspecter::psf::spots",
+                       policy.set_scratch_size(
+                           0, Kokkos::PerTeam(Kernel::scratch_view::shmem_size(scratch_doubles))),
+                       k);
 }
 
 }  // namespace detail
@@ -142,8 +146,7 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
     for (int i = 0; i < nwave; ++i) {
       double const w = h(i);
       if (!std::isfinite(w))
-        throw ParameterError("compute_spots: wavelength #" + std::to_string(i) +
-                             " is not finite");
+        throw ParameterError("compute_spots: wavelength #" + std::to_string(i) + " is not finite");
       if (!options.allow_extrapolation && (w < lo || w > hi)) {
         std::ostringstream o;
         o.precision(10);
@@ -159,15 +162,17 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   using V2i = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
   if (int(out.values.extent(0)) != nfiber || int(out.values.extent(1)) != nwave ||
       int(out.values.extent(2)) != ny || int(out.values.extent(3)) != nx)
-    out.values = V4(Kokkos::view_alloc(std::string("kspecter::psf::spots"),
-                                       Kokkos::WithoutInitializing),
-                    nfiber, nwave, ny, nx);
+    out.values =
+        V4(Kokkos::view_alloc(std::string("kspecter::psf::spots"), Kokkos::WithoutInitializing),
+           nfiber, nwave, ny, nx);
   if (int(out.xc.extent(0)) != nfiber || int(out.xc.extent(1)) != nwave)
-    out.xc = V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_xc"),
-                                    Kokkos::WithoutInitializing), nfiber, nwave);
+    out.xc =
+        V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_xc"), Kokkos::WithoutInitializing),
+            nfiber, nwave);
   if (int(out.yc.extent(0)) != nfiber || int(out.yc.extent(1)) != nwave)
-    out.yc = V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_yc"),
-                                    Kokkos::WithoutInitializing), nfiber, nwave);
+    out.yc =
+        V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_yc"), Kokkos::WithoutInitializing),
+            nfiber, nwave);
   out.fiber_begin = fiber_begin;
   if (nfiber == 0 || nwave == 0) return;
 
@@ -202,10 +207,10 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
 // nvcc's contraction of a*b+c moved them up to 5.8e-14 from the host's (H100 and H200);
 // without it they agree within 1e-14. The spots are ~2 % of a frame's time on the GPU.
 // evaluate_traces and evaluate_param likewise (device_psf.hpp).
-extern template void compute_spots<Kokkos::Cuda>(
-    Kokkos::Cuda const&, GaussHermitePsf const&, DevicePsf<Kokkos::CudaSpace> const&, int, int,
-    Kokkos::View<double const*, Kokkos::CudaSpace>, Spots<Kokkos::CudaSpace>&,
-    SpotOptions const&);
+extern template void compute_spots<Kokkos::Cuda>(Kokkos::Cuda const&, GaussHermitePsf const&,
+                                                 DevicePsf<Kokkos::CudaSpace> const&, int, int,
+                                                 Kokkos::View<double const*, Kokkos::CudaSpace>,
+                                                 Spots<Kokkos::CudaSpace>&, SpotOptions const&);
 #endif
 
 }  // namespace kspecter::psf

@@ -18,11 +18,11 @@ struct SyntheticPsfOptions {
   int npix_x = 4114, npix_y = 4128;           // CCD columns, rows
   int hsizex = 8, hsizey = 5;                 // spots of 11 x 17 px
   int ghdegx = 6, ghdegy = 6;                 // Gauss-Hermite degrees
-  int legdeg = 3;           // Legendre degree (in wavelength) of the PSF parameters
-  int trace_ncoef = 6;      // Legendre coefficients of XTRACE, YTRACE
-  double tailamp = 0.0;     // TAILAMP (0: no tails, as in DESI r PSFs)
-  double psferr = 0.01;     // PSFERR
-  std::uint64_t seed = 0;   // fiber-to-fiber scatter of positions, widths and GH terms
+  int legdeg = 3;          // Legendre degree (in wavelength) of the PSF parameters
+  int trace_ncoef = 6;     // Legendre coefficients of XTRACE, YTRACE
+  double tailamp = 0.0;    // TAILAMP (0: no tails, as in DESI r PSFs)
+  double psferr = 0.01;    // PSFERR
+  std::uint64_t seed = 0;  // fiber-to-fiber scatter of positions, widths and GH terms
 };
 
 /// A synthetic PSF. Deterministic: host code with its own random stream (no <random>

@@ -37,7 +37,7 @@ struct DefectSummary {
 ///    MASK |= BAD, ivar = 0.
 ///  - cosmic rays: straight tracks of 1 to 30 pixels at random angles, each pixel hit gaining
 ///    500 to 5000 electrons; MASK |= COSMIC and ivar = 0 when mask_cosmics.
-DefectSummary add_defects(std::uint64_t seed, int nx, int ny, float* image, float* ivar,
-                          int* mask, DefectOptions const& options = {});
+DefectSummary add_defects(std::uint64_t seed, int nx, int ny, float* image, float* ivar, int* mask,
+                          DefectOptions const& options = {});
 
 }  // namespace kspecter::sim

@@ -32,11 +32,12 @@ struct NoiseOptions {
 /// the same on any thread count. (Transcendental functions differ between host and GPU
 /// math libraries, so the simulator runs this on the host; see simulate.hpp.)
 template <class ExecSpace>
-void add_noise(ExecSpace const& space,
-               Kokkos::View<double const**, Kokkos::LayoutRight, typename ExecSpace::memory_space> expected,
-               Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> image,
-               Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ivar,
-               NoiseOptions const& opt) {
+void add_noise(
+    ExecSpace const& space,
+    Kokkos::View<double const**, Kokkos::LayoutRight, typename ExecSpace::memory_space> expected,
+    Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> image,
+    Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ivar,
+    NoiseOptions const& opt) {
   ScopedRegion region("kspecter::sim::add_noise");
   if (!(opt.readnoise >= 0.0) || !std::isfinite(opt.readnoise))
     throw ParameterError("readnoise must be finite and >= 0, got " + std::to_string(opt.readnoise));

@@ -1,6 +1,6 @@
 // Projection of spectra through spots onto the CCD: the expected electrons of every pixel,
-// image[y][x] += sum over fibers f and wavelength bins w of electrons[f][w] * spot[f][w][y - yc][x - xc]
-// (electrons = flux in e/A times the bin width in A).
+// image[y][x] += sum over fibers f and wavelength bins w of electrons[f][w] * spot[f][w][y - yc][x
+// - xc] (electrons = flux in e/A times the bin width in A).
 #pragma once
 
 #include <kspecter/core/error.hpp>
@@ -55,10 +55,12 @@ void project_spots(
     }
   int const nkey = ycmax - ycmin + 1;
   using V2i = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
-  V2i order(Kokkos::view_alloc(std::string("kspecter::sim::project_order"),
-                               Kokkos::WithoutInitializing), nfiber, nwave);
-  V2i start(Kokkos::view_alloc(std::string("kspecter::sim::project_start"),
-                               Kokkos::WithoutInitializing), nfiber, nkey + 1);
+  V2i order(
+      Kokkos::view_alloc(std::string("kspecter::sim::project_order"), Kokkos::WithoutInitializing),
+      nfiber, nwave);
+  V2i start(
+      Kokkos::view_alloc(std::string("kspecter::sim::project_start"), Kokkos::WithoutInitializing),
+      nfiber, nkey + 1);
   auto order_h = Kokkos::create_mirror_view(order);
   auto start_h = Kokkos::create_mirror_view(start);
   for (int f = 0; f < nfiber; ++f) {  // counting sort by yc

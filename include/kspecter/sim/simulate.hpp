@@ -61,8 +61,7 @@ Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> electrons_per_bin(Spect
   auto h = Kokkos::create_mirror_view(e);
   std::vector<double> const dw = bin_widths(s.wavelength);
   for (int f = 0; f < s.nspec; ++f)
-    for (int w = 0; w < s.nwave(); ++w)
-      h(f, w) = s.flux[std::size_t(f) * s.nwave() + w] * dw[w];
+    for (int w = 0; w < s.nwave(); ++w) h(f, w) = s.flux[std::size_t(f) * s.nwave() + w] * dw[w];
   Kokkos::deep_copy(e, h);
   return e;
 }
@@ -90,8 +89,8 @@ Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ex
     throw ParameterError("simulate: the PSF has no CCD size (NPIX_X, NPIX_Y)");
   if (fibers_per_block <= 0) fibers_per_block = 25;
 
-  Kokkos::View<double**, Kokkos::LayoutRight, mem> image("kspecter::sim::expected",
-                                                         host_psf.npix_y, host_psf.npix_x);
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> image("kspecter::sim::expected", host_psf.npix_y,
+                                                         host_psf.npix_x);
   Kokkos::View<double*, mem> wave(
       Kokkos::view_alloc(std::string("kspecter::sim::wavelength"), Kokkos::WithoutInitializing),
       spectra.nwave());
@@ -113,8 +112,7 @@ Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> ex
     {
       StageTimer<ExecSpace> t(space, "kspecter::sim::project", times);
       auto const e = Kokkos::subview(electrons, Kokkos::make_pair(f0, f0 + nf), Kokkos::ALL);
-      project_spots(space, spots,
-                    Kokkos::View<double const**, Kokkos::LayoutRight, mem>(e), image);
+      project_spots(space, spots, Kokkos::View<double const**, Kokkos::LayoutRight, mem>(e), image);
     }
   }
   return image;
@@ -134,8 +132,7 @@ SimulatedImage simulate(ExecSpace const& space, psf::GaussHermitePsf const& host
     StageTimer<ExecSpace> t(space, "kspecter::sim::spots", times);
     dpsf = psf::to_device(space, host_psf);
   }
-  auto const expected =
-      expected_image(space, host_psf, dpsf, spectra, opt.fibers_per_block, times);
+  auto const expected = expected_image(space, host_psf, dpsf, spectra, opt.fibers_per_block, times);
   int const ny = int(expected.extent(0)), nx = int(expected.extent(1));
 
   SimulatedImage out;
@@ -148,19 +145,24 @@ SimulatedImage simulate(ExecSpace const& space, psf::GaussHermitePsf const& host
   {
     StageTimer<ExecSpace> t(space, "kspecter::sim::noise", times);
     using V2f = Kokkos::View<float**, Kokkos::LayoutRight, mem>;
-    V2f image(Kokkos::view_alloc(std::string("kspecter::sim::image"), Kokkos::WithoutInitializing), ny, nx);
-    V2f ivar(Kokkos::view_alloc(std::string("kspecter::sim::ivar"), Kokkos::WithoutInitializing), ny, nx);
+    V2f image(Kokkos::view_alloc(std::string("kspecter::sim::image"), Kokkos::WithoutInitializing),
+              ny, nx);
+    V2f ivar(Kokkos::view_alloc(std::string("kspecter::sim::ivar"), Kokkos::WithoutInitializing),
+             ny, nx);
     NoiseOptions no;
     no.seed = opt.seed;
     no.readnoise = opt.readnoise;
     no.noiseless = opt.noiseless;
-    add_noise(space, Kokkos::View<double const**, Kokkos::LayoutRight, mem>(expected), image, ivar, no);
-    using HostF = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    add_noise(space, Kokkos::View<double const**, Kokkos::LayoutRight, mem>(expected), image, ivar,
+              no);
+    using HostF = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     Kokkos::deep_copy(space, HostF(out.image.data(), ny, nx), image);
     Kokkos::deep_copy(space, HostF(out.ivar.data(), ny, nx), ivar);
     if (opt.keep_expected) {
       out.expected.resize(n);
-      using HostD = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      using HostD = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       Kokkos::deep_copy(space, HostD(out.expected.data(), ny, nx), expected);
     }
     space.fence();
@@ -168,8 +170,8 @@ SimulatedImage simulate(ExecSpace const& space, psf::GaussHermitePsf const& host
   if (opt.defects) {
     StageTimer<Kokkos::DefaultHostExecutionSpace> t(Kokkos::DefaultHostExecutionSpace(),
                                                     "kspecter::sim::defects", times);
-    out.defects = add_defects(opt.seed, nx, ny, out.image.data(), out.ivar.data(),
-                              out.mask.data(), opt.defect);
+    out.defects = add_defects(opt.seed, nx, ny, out.image.data(), out.ivar.data(), out.mask.data(),
+                              opt.defect);
   }
   return out;
 }

@@ -12,14 +12,14 @@ namespace kspecter::sim {
 /// Spectra of fibers [specmin, specmin + nspec) (rows of the PSF) on one wavelength grid.
 struct Spectra {
   int specmin = 0, nspec = 0;
-  std::vector<double> wavelength;   // [nwave], Angstrom, strictly increasing
-  std::vector<double> flux;         // [nspec][nwave], electrons / Angstrom, >= 0
-  std::vector<std::string> objtype; // [nspec] "SKY" or "TGT" (may be empty for user input)
+  std::vector<double> wavelength;    // [nwave], Angstrom, strictly increasing
+  std::vector<double> flux;          // [nspec][nwave], electrons / Angstrom, >= 0
+  std::vector<std::string> objtype;  // [nspec] "SKY" or "TGT" (may be empty for user input)
 
   int nwave() const { return static_cast<int>(wavelength.size()); }
 };
 
-/// numpy.arange(wmin, wmax + dw/2, dw): wmin + i dw while below wmax + dw/2 (extraction.md).
+/// numpy.arange(wmin, wmax + dw/2, dw): wmin + i dw while below wmax + dw/2 (docs/algorithm.md).
 /// Throws ParameterError unless 0 < wmin < wmax and 0 < dw, all finite.
 std::vector<double> wavelength_grid(double wmin, double wmax, double dw);
 
@@ -32,10 +32,10 @@ std::vector<double> bin_widths(std::vector<double> const& wavelength);
 /// 1000 s dark-time exposure (r camera: a 21-22 mag/arcsec^2 sky through a 1.5" fiber, 8.6 m^2
 /// and 40 % throughput gives 60-150 e/A).
 struct SpectraOptions {
-  double sky_fraction = 0.10;    // probability that a fiber is a sky fiber
-  double sky_continuum = 60.0;   // sky continuum at 6500 A
-  double sky_line_scale = 1.0;   // multiplies every sky line
-  double object_scale = 1.0;     // multiplies every object
+  double sky_fraction = 0.10;        // probability that a fiber is a sky fiber
+  double sky_continuum = 60.0;       // sky continuum at 6500 A
+  double sky_line_scale = 1.0;       // multiplies every sky line
+  double object_scale = 1.0;         // multiplies every object
   double throughput_scatter = 0.03;  // fiber-to-fiber throughput, uniform in 1 +- this
 };
 

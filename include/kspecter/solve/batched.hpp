@@ -1,4 +1,4 @@
-// Batched dense linear algebra for extraction (extraction.md §4), as team kernels: one
+// Batched dense linear algebra for extraction (docs/algorithm.md §4), as team kernels: one
 // matrix per team, the batch index first. It knows nothing about PSFs or images.
 //
 // All matrices are symmetric positive (semi)definite, double precision, LayoutRight. Each

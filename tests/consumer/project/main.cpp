@@ -10,7 +10,7 @@ int main() {
   Kokkos::parallel_reduce(
       "consumer::sum", 100, KOKKOS_LAMBDA(int i, double& a) { a += i; }, sum);
   Kokkos::finalize();
-  std::printf("consumer linked kspecter %s (Kokkos %s), sum %.0f\n",
-              info.kspecter_version.c_str(), info.kokkos_version.c_str(), sum);
+  std::printf("consumer linked kspecter %s (Kokkos %s), sum %.0f\n", info.kspecter_version.c_str(),
+              info.kokkos_version.c_str(), sum);
   return sum == 4950.0 ? 0 : 1;
 }
