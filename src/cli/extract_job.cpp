@@ -1,7 +1,9 @@
 #include "extract_job.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/bad2dfit.hpp>
 #include <kspecter/extract/frame.hpp>
+#include <kspecter/extract/frame_scores.hpp>
 #include <kspecter/extract/truth_pulls.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
@@ -32,7 +34,7 @@ namespace {
 struct FrameInput {
   psf::GaussHermitePsf psf;
   io::PreprocImage img;
-  extract::ExtractOptions opt;  // the job's, with this frame's grid
+  FrameSetup setup;  // setup.opt: the job's options, with this frame's grid
 };
 
 void apply_grid(FrameSpec const& f, extract::ExtractOptions& opt) {
@@ -42,24 +44,13 @@ void apply_grid(FrameSpec const& f, extract::ExtractOptions& opt) {
   opt.dw = f.grid[2];
 }
 
-FrameInput read_frame_input(FrameSpec const& f, extract::ExtractOptions opt) {
-  apply_grid(f, opt);
+FrameInput read_frame_input(FrameSpec const& f, extract::ExtractOptions const& opt,
+                            DesiOptions const& desi) {
   FrameInput in;
-  in.psf = io::read_psf(f.psf);
+  io::PsfKeywords keywords;
+  in.psf = io::read_psf(f.psf, &keywords);
   in.img = io::read_preproc(f.image);
-  if (in.img.nx != in.psf.npix_x || in.img.ny != in.psf.npix_y) {
-    std::ostringstream m;
-    m << "image is " << in.img.nx << " x " << in.img.ny << " pixels but the PSF " << f.psf
-      << " describes a " << in.psf.npix_x << " x " << in.psf.npix_y << " CCD";
-    throw InputError(f.image, "IMAGE", m.str());
-  }
-  opt.validate(in.psf.nfiber);
-  try {
-    opt.validate_range(in.psf.wavemin(), in.psf.wavemax());
-  } catch (ParameterError const& e) {
-    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
-  }
-  in.opt = opt;
+  in.setup = setup_frame(f, desi, opt, in.psf, keywords, in.img);
   return in;
 }
 
@@ -90,6 +81,7 @@ extract::FrameResult extract_on(FrameInput const& in, extract::ExtractOptions co
 extract::FrameResult extract_with_backend(std::string const& backend, FrameInput const& in,
                                           extract::ExtractOptions const& opt, StageTimes& times) {
   if (backend == "auto") return extract_on<Kokkos::DefaultExecutionSpace>(in, opt, times);
+  if (backend == "host") return extract_on<Kokkos::DefaultHostExecutionSpace>(in, opt, times);
 #ifdef KOKKOS_ENABLE_SERIAL
   if (backend == "serial") return extract_on<Kokkos::Serial>(in, opt, times);
 #endif
@@ -140,24 +132,26 @@ std::vector<float> to_float(std::vector<double> const& v) {
 }
 
 void write_outputs(FrameSpec const& spec, extract::FrameResult const& fr, std::string const& model,
-                   bool has_fibermap) {
+                   FrameSetup const& setup, bool scores) {
   io::FrameData out;
   out.specmin = fr.specmin;
   out.nspec = fr.nspec;
   out.nwave = fr.nwave;
   out.ndiag = fr.ndiag;
-  out.wavelength = fr.wavelength;
+  out.wavelength = setup.wavelength;  // the grid asked for (a barycentric grid is not written)
   out.flux = to_float(fr.flux);
   out.ivar = to_float(fr.ivar);
   out.mask.assign(fr.mask.begin(), fr.mask.end());
   out.resolution = to_float(fr.resolution);
   out.chi2pix = to_float(fr.chi2pix);
-  out.header = {{"IN_PSF", spec.psf}, {"IN_IMG", spec.image}};
-  if (has_fibermap) out.fibermap_from = spec.image;
+  out.header = setup.header;
+  out.fibermap = setup.fibermap;
+  if (scores)
+    for (auto& c : extract::frame_scores(setup.wavelength, fr.flux, fr.ivar, fr.nspec))
+      out.scores.push_back({c.name, c.comment, std::move(c.values)});
   io::write_frame(spec.output, out);
   if (!model.empty())
-    io::write_model_image(model, fr.model_nx, fr.model_ny, to_float(fr.model),
-                          {{"IN_PSF", spec.psf}, {"IN_IMG", spec.image}});
+    io::write_model_image(model, fr.model_nx, fr.model_ny, to_float(fr.model), out.header);
 }
 
 // Where a failure happened, for the one message the job prints.
@@ -166,9 +160,11 @@ std::string frame_context(FrameSpec const& f) {
 }
 
 // Relative cost of a frame for the schedule: spectra x wavelengths.
-double frame_cost(FrameSpec const& f, extract::ExtractOptions opt) {
+double frame_cost(FrameSpec const& f, extract::ExtractOptions opt, bool psf_grid) {
   apply_grid(f, opt);
-  double const nwave = static_cast<double>(opt.wavelengths().size());
+  // A PSF's own grid is known once the PSF is read: a DESI camera's has ~2800 bins.
+  double const nwave =
+      f.grid.empty() && psf_grid ? 2800.0 : static_cast<double>(opt.wavelengths().size());
   return std::max(1.0, nwave) * (opt.nspec > 0 ? opt.nspec : 500);
 }
 
@@ -183,7 +179,7 @@ int run_extract_job(Session& session, ExtractJob const& job) {
   int const nranks = world.size(), rank = world.rank();
 
   std::vector<double> cost;
-  for (auto const& f : job.frames) cost.push_back(frame_cost(f, job.options));
+  for (auto const& f : job.frames) cost.push_back(frame_cost(f, job.options, job.desi.psf_grid));
   auto const schedule = parallel::schedule_frames(cost, nranks);
   auto const& mine = schedule[std::size_t(rank)];
   // Fewer frames than ranks: every rank has one frame and shares it with its group.
@@ -209,7 +205,9 @@ int run_extract_job(Session& session, ExtractJob const& job) {
   auto read_task = [&](std::size_t i) {
     FrameSpec const spec = job.frames[std::size_t(mine[i].frame)];
     extract::ExtractOptions const opt = job.options;
-    return io.submit([spec, opt] { return read_frame_input(spec, opt); }, /*droppable=*/true);
+    DesiOptions const desi = job.desi;
+    return io.submit([spec, opt, desi] { return read_frame_input(spec, opt, desi); },
+                     /*droppable=*/true);
   };
   struct Write {
     int frame;
@@ -255,10 +253,11 @@ int run_extract_job(Session& session, ExtractJob const& job) {
     if (task.group_size == 1) log.debug("frame " + spec.output + ": read " + spec.image);
 
     // This rank's bundles of the frame.
-    int const nspec = in.opt.resolved_nspec(in.psf.nfiber);
-    auto const share = parallel::assign_bundles(in.opt.specmin, nspec, in.opt.bundlesize,
-                                                task.group_size)[std::size_t(task.group_rank)];
-    extract::ExtractOptions local = in.opt;
+    int const nspec = in.setup.opt.resolved_nspec(in.psf.nfiber);
+    auto const share =
+        parallel::assign_bundles(in.setup.opt.specmin, nspec, in.setup.opt.bundlesize,
+                                 task.group_size)[std::size_t(task.group_rank)];
+    extract::ExtractOptions local = in.setup.opt;
     local.specmin = share.specmin;
     local.nspec = share.nspec;
     local.model = !job.model.empty();
@@ -288,13 +287,16 @@ int run_extract_job(Session& session, ExtractJob const& job) {
     }
     for (auto const& e : times.entries())
       log.debug("  " + e.stage + ": " + std::to_string(e.seconds) + " s");
-    if (task.group_size > 1) gather_frame(*fr, nspec, in.opt.specmin, group);
+    if (task.group_size > 1) gather_frame(*fr, nspec, in.setup.opt.specmin, group);
 
     if (task.group_rank == 0) {
-      bool const fibermap = in.img.has_fibermap;
+      // desispec's BAD2DFIT rule, over the whole frame once gathered.
+      extract::apply_bad2dfit(*fr);
+      auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
       std::string const model = job.model;
-      writes.push_back({task.frame, io.submit([spec, fr, model, fibermap] {
-                          write_outputs(spec, *fr, model, fibermap);
+      bool const scores = job.desi.scores;
+      writes.push_back({task.frame, io.submit([spec, fr, model, setup, scores] {
+                          write_outputs(spec, *fr, model, *setup, scores);
                         })});
       if (nframes == 1) single = fr;
     }
@@ -318,8 +320,9 @@ int run_extract_job(Session& session, ExtractJob const& job) {
   }
   if (rank != 0) return 0;
 
-  std::string const space =
-      job.backend == "auto" ? Kokkos::DefaultExecutionSpace::name() : job.backend;
+  std::string const space = job.backend == "auto"   ? Kokkos::DefaultExecutionSpace::name()
+                            : job.backend == "host" ? Kokkos::DefaultHostExecutionSpace::name()
+                                                    : job.backend;
   if (nframes == 1) {
     log.info("wrote " + job.frames[0].output + (job.model.empty() ? "" : " and " + job.model));
     std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n",

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "frame_list.hpp"
+#include "frame_setup.hpp"
 #include "session.hpp"
 
 #include <kspecter/extract/options.hpp>
@@ -16,7 +17,8 @@ namespace kspecter::cli {
 struct ExtractJob {
   std::vector<FrameSpec> frames;
   extract::ExtractOptions options;  // for every frame (a frame's own grid replaces -w)
-  std::string backend = "auto";     // auto, serial, openmp, cuda
+  DesiOptions desi;                 // desi_extract_spectra's -w default, -f, --no-scores
+  std::string backend = "auto";     // auto, host, serial, openmp, cuda
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
 };
