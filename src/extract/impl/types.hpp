@@ -13,7 +13,6 @@
 // order, so results are bitwise reproducible run to run (no floating-point atomics).
 #pragma once
 
-#include "core/impl/minmax.hpp"
 #include "tuning.hpp"
 
 #include <kspecter/core/kokkos_compat.hpp>
@@ -22,8 +21,8 @@
 
 namespace kspecter::extract::detail {
 
-using kspecter::detail::imax;
-using kspecter::detail::imin;
+using compat::imax;
+using compat::imin;
 
 /// One patch of a batch, as the kernels see it.
 struct PatchEntry {
