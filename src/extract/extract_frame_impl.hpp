@@ -5,6 +5,7 @@
 #include "kernels.hpp"
 #include "out_of_memory.hpp"
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/extract/frame.hpp>
@@ -92,39 +93,32 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   MemoryMeter meter;
 
   // ------------------------------------------------------------------ frame-level arrays
+  using Mat2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
   auto alloc2 = [&](char const* name, int a, int b) {
-    Kokkos::View<double**, Kokkos::LayoutRight, mem> v(Kokkos::view_alloc(space, std::string(name)),
-                                                       a, b);
+    auto v = allocate_zeroed<Mat2>(space, name, a, b);
     meter.hold(bytes_of(v));
     return v;
   };
-  Kokkos::View<double**, Kokkos::LayoutRight, mem> weights(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                         std::string("kspecter::extract::weights")),
-      npy, npx);
+  auto weights = allocate<Mat2>(space, "kspecter::extract::weights", npy, npx);
   meter.hold(bytes_of(weights));
   auto d_flux = alloc2("kspecter::extract::flux", nspec, nwave);
   auto d_ivar = alloc2("kspecter::extract::ivar", nspec, nwave);
   auto d_deconv = alloc2("kspecter::extract::deconvolved", nspec, nwave);
   auto d_chi2 = alloc2("kspecter::extract::chi2pix", nspec, nwave);
   auto d_pixmask = alloc2("kspecter::extract::pixmask", nspec, nwave);
-  Kokkos::View<double***, Kokkos::LayoutRight, mem> d_rdiag(
-      Kokkos::view_alloc(space, std::string("kspecter::extract::rdiag")), nspec, 2 * ndiag + 1,
-      nwave);
+  auto d_rdiag = allocate_zeroed<Kokkos::View<double***, Kokkos::LayoutRight, mem>>(
+      space, "kspecter::extract::rdiag", nspec, 2 * ndiag + 1, nwave);
   meter.hold(bytes_of(d_rdiag));
-  Kokkos::View<int**, Kokkos::LayoutRight, mem> d_failed(
-      Kokkos::view_alloc(space, std::string("kspecter::extract::failed")), nspec, nwave);
+  auto d_failed = allocate_zeroed<Kokkos::View<int**, Kokkos::LayoutRight, mem>>(
+      space, "kspecter::extract::failed", nspec, nwave);
   meter.hold(bytes_of(d_failed));
-  Kokkos::View<double**, Kokkos::LayoutRight, mem> d_model;
+  Mat2 d_model;
   if (opt.model) {
-    d_model = Kokkos::View<double**, Kokkos::LayoutRight, mem>(
-        Kokkos::view_alloc(space, std::string("kspecter::extract::model")), npy, npx);
+    d_model = allocate_zeroed<Mat2>(space, "kspecter::extract::model", npy, npx);
     meter.hold(bytes_of(d_model));
   }
-  Kokkos::View<double*, mem> d_fullwave(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                         std::string("kspecter::extract::full_wave")),
-      nfull);
+  auto d_fullwave =
+      allocate<Kokkos::View<double*, mem>>(space, "kspecter::extract::full_wave", nfull);
   {
     Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         plan.full_wave.data(), plan.full_wave.size());
@@ -134,25 +128,23 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   // ------------------------------------------------------------------ batch buffers
   int pmax = 0;
   for (auto const& b : plan.batches) pmax = std::max(pmax, b.patch_end - b.patch_begin);
-  auto noinit = [&](char const* name) {
-    return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(name));
-  };
-  typename T::Mat icov_all(noinit("kspecter::extract::icov"), pmax, n, n);
-  typename T::Vec rhs_all(noinit("kspecter::extract::rhs"), pmax, n);
-  typename T::Vec fw_all(noinit("kspecter::extract::fluxweight"), pmax, n);
-  typename T::Vec1 minw_all(noinit("kspecter::extract::minweight"), pmax);
-  Kokkos::View<int*, mem> info_all(
-      Kokkos::view_alloc(space, std::string("kspecter::extract::info")), pmax);
-  typename T::Blocks cblk_all(noinit("kspecter::extract::cov_blocks"), pmax, nslots, m, m);
-  typename T::Mat q_all(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * ncs, m, m);
-  typename T::Table ptab_all(noinit("kspecter::extract::patches"), pmax, int(NPT));
+  auto icov_all = allocate<typename T::Mat>(space, "kspecter::extract::icov", pmax, n, n);
+  auto rhs_all = allocate<typename T::Vec>(space, "kspecter::extract::rhs", pmax, n);
+  auto fw_all = allocate<typename T::Vec>(space, "kspecter::extract::fluxweight", pmax, n);
+  auto minw_all = allocate<typename T::Vec1>(space, "kspecter::extract::minweight", pmax);
+  auto info_all = allocate_zeroed<Kokkos::View<int*, mem>>(space, "kspecter::extract::info", pmax);
+  auto cblk_all =
+      allocate<typename T::Blocks>(space, "kspecter::extract::cov_blocks", pmax, nslots, m, m);
+  auto q_all = allocate<typename T::Mat>(space, "kspecter::extract::q_blocks",
+                                         std::size_t(pmax) * ncs, m, m);
+  auto ptab_all = allocate<typename T::Table>(space, "kspecter::extract::patches", pmax, int(NPT));
   auto ptab_host = Kokkos::create_mirror_view(ptab_all);
   meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
              bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
   typename T::Vec pix_all;
   typename T::Ranges rr_all;
-  Kokkos::View<int***, Kokkos::LayoutRight, mem> xr_all(noinit("kspecter::extract::slot_columns"),
-                                                        pmax, nslots, 2);
+  auto xr_all = allocate<Kokkos::View<int***, Kokkos::LayoutRight, mem>>(
+      space, "kspecter::extract::slot_columns", pmax, nslots, 2);
   meter.hold(bytes_of(xr_all));
   std::vector<char> ready(std::size_t(npx), 0);  // columns whose weights are sanitized
   std::size_t pix_bytes = 0;
@@ -236,9 +228,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         meter.release(pix_bytes);
         pix_all = typename T::Vec();
         rr_all = typename T::Ranges();
-        pix_all = typename T::Vec(noinit("kspecter::extract::chi2_pixels"), pmax, need_pix);
-        rr_all =
-            typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax, nslots, nrow_max, 2);
+        pix_all =
+            allocate<typename T::Vec>(space, "kspecter::extract::chi2_pixels", pmax, need_pix);
+        rr_all = allocate<typename T::Ranges>(space, "kspecter::extract::row_ranges", pmax, nslots,
+                                              nrow_max, 2);
         pix_bytes = bytes_of(pix_all) + bytes_of(rr_all);
         meter.hold(pix_bytes);
       }
@@ -372,10 +365,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
         int const fb = std::min(batch.fiber_end, plan.specmin + nspec);
         int const nf = fb - fa;
         if (nf > 0) {
-          Kokkos::View<int***, Kokkos::LayoutRight, mem> frr(
-              noinit("kspecter::extract::frame_row_ranges"), nf, npy, 2);
-          Kokkos::View<int**, Kokkos::LayoutRight, mem> fxr(
-              noinit("kspecter::extract::frame_x_ranges"), nf, 2);
+          auto frr = allocate<Kokkos::View<int***, Kokkos::LayoutRight, mem>>(
+              space, "kspecter::extract::frame_row_ranges", nf, npy, 2);
+          auto fxr = allocate<Kokkos::View<int**, Kokkos::LayoutRight, mem>>(
+              space, "kspecter::extract::frame_x_ranges", nf, 2);
           meter.hold(bytes_of(frr) + bytes_of(fxr));
           Kokkos::parallel_for("kspecter::extract::frame_row_ranges", RangeI(space, 0, nf),
                                FrameRowRanges<ExecSpace>{yc, frr, fxr, xc, fa - batch.fiber_begin,
