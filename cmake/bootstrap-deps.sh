@@ -6,7 +6,8 @@
 #                           [--kokkos-src DIR [--kernels-src DIR] [--cxx-standard 17|20]]
 #                           [--kokkos-prefix DIR]
 #
-# Default: Kokkos + Kokkos Kernels 3.4.01 from the Trilinos 13.2 Debian source package.
+# Default: Kokkos + Kokkos Kernels 3.4.01 from the Trilinos 13.2 Debian source package (kspecter
+# does not need Kokkos Kernels; perf/bench_kernels, which compares it with kspecter, does).
 # --kokkos-src DIR: build the Kokkos source tree DIR instead (a kokkos/kokkos checkout or
 #   release tarball, any version from 3.4), with Kokkos Kernels from --kernels-src DIR when
 #   given, in C++ --cxx-standard (default 17, 20 for Kokkos 5).
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --kernels-src) kernels_src="$(cd "$2" && pwd -P)"; shift 2 ;;
     --kokkos-prefix) kokkos_prefix="$(cd "$2" && pwd -P)"; shift 2 ;;
     --cxx-standard) cxx_std="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bootstrap-deps: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

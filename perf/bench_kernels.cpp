@@ -9,7 +9,8 @@
 // against the Kokkos Kernels composition a user would write:
 //   cholesky         TeamLU (no pivoting: L U with U = D Lᵀ, twice the flops of a Cholesky),
 //                    and SerialPbtrf (banded Cholesky, Kokkos Kernels >= 4.3) on the band
-//   cholesky_solve   TeamTrsv with L, then with Lᵀ
+//   cholesky_solve   TeamTrsv with L, then with Lᵀ (Unblocked: the Blocked Lower/Transpose
+//                    TeamTrsv of Kokkos Kernels 4.6.02 does not compile)
 //   inverse_blocks   TeamTrsm (X = L⁻¹) then TeamGemm (C_k = X_kᵀ X_k over rows >= k m)
 // inverse_sqrt has no counterpart (Kokkos Kernels has no batched symmetric eigensolver).
 // Self-contained on purpose: it uses only batched.hpp's public functions.
@@ -182,7 +183,8 @@ int main(int argc, char** argv) {
     rows.push_back({"cholesky", "KokkosBatched::TeamLU", t_lu, rel_diff(w, l)});
 #ifdef KSPECTER_BENCH_PBTRF
     {
-      // Band storage of the lower triangle: ab(b, d, j) = A(j + d, j), d <= kd.
+      // Band storage of the lower triangle, column-major as in LAPACK: band(d, j, b) =
+      // A_b(j + d, j), d <= kd (SerialPbtrf scales columns with unit stride: it needs as0 = 1).
       int kd = 0;
       {
         auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pristine);
@@ -191,19 +193,19 @@ int main(int argc, char** argv) {
             for (int j = 0; j < i; ++j)
               if (h(b, i, j) != 0) kd = std::max(kd, i - j);
       }
-      Kokkos::View<double***, Kokkos::LayoutRight, mem> band("band", nmat, kd + 1, n);
+      Kokkos::View<double***, Kokkos::LayoutLeft, mem> band("band", kd + 1, n, nmat);
       auto to_band = [&] {
         Kokkos::parallel_for(
             "kspecter::bench::to_band", Kokkos::RangePolicy<Space>(0, nmat), KOKKOS_LAMBDA(int b) {
               for (int d = 0; d <= kd; ++d)
-                for (int j = 0; j < n; ++j) band(b, d, j) = j + d < n ? pristine(b, j + d, j) : 0.0;
+                for (int j = 0; j < n; ++j) band(d, j, b) = j + d < n ? pristine(b, j + d, j) : 0.0;
             });
       };
       double const t_pb = best_time(reps, to_band, [&] {
         Kokkos::parallel_for(
             "kspecter::bench::kk_serial_pbtrf", Kokkos::RangePolicy<Space>(0, nmat),
             KOKKOS_LAMBDA(int b) {
-              auto ab = Kokkos::subview(band, b, Kokkos::ALL, Kokkos::ALL);
+              auto ab = Kokkos::subview(band, Kokkos::ALL, Kokkos::ALL, b);
               kb::SerialPbtrf<kb::Uplo::Lower, kb::Algo::Pbtrf::Unblocked>::invoke(ab);
             });
       });
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
       Kokkos::parallel_for(
           "kspecter::bench::from_band", Kokkos::RangePolicy<Space>(0, nmat), KOKKOS_LAMBDA(int b) {
             for (int d = 0; d <= kd; ++d)
-              for (int j = 0; j + d < n; ++j) w(b, j + d, j) = band(b, d, j);
+              for (int j = 0; j + d < n; ++j) w(b, j + d, j) = band(d, j, b);
           });
       std::printf("(band of the iCov: kd = %d)\n", kd);
       rows.push_back({"cholesky", "KokkosBatched::SerialPbtrf", t_pb, rel_diff(w, l)});
@@ -233,10 +235,10 @@ int main(int argc, char** argv) {
                 auto lb = Kokkos::subview(l, b, Kokkos::ALL, Kokkos::ALL);
                 auto xb = Kokkos::subview(yk, b, Kokkos::ALL);
                 kb::TeamTrsv<Member, kb::Uplo::Lower, kb::Trans::NoTranspose, kb::Diag::NonUnit,
-                             kb::Algo::Trsv::Blocked>::invoke(team, 1.0, lb, xb);
+                             kb::Algo::Trsv::Unblocked>::invoke(team, 1.0, lb, xb);
                 team.team_barrier();
                 kb::TeamTrsv<Member, kb::Uplo::Lower, kb::Trans::Transpose, kb::Diag::NonUnit,
-                             kb::Algo::Trsv::Blocked>::invoke(team, 1.0, lb, xb);
+                             kb::Algo::Trsv::Unblocked>::invoke(team, 1.0, lb, xb);
               });
         });
     rows.push_back({"cholesky_solve", "KokkosBatched::TeamTrsv x 2", t_trsv, rel_diff(yk, y)});
