@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --kernels-src) kernels_src="$(cd "$2" && pwd -P)"; shift 2 ;;
     --kokkos-prefix) kokkos_prefix="$(cd "$2" && pwd -P)"; shift 2 ;;
     --cxx-standard) cxx_std="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bootstrap-deps: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
