@@ -32,6 +32,15 @@ KOKKOS_INLINE_FUNCTION float sqrt(float x) { return kmath::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float fabs(float x) { return kmath::fabs(x); }
 KOKKOS_INLINE_FUNCTION bool isfinite(float x) { return kmath::isfinite(x); }
 
+#if defined(KOKKOS_ENABLE_HIP)
+// The HIP execution space left Kokkos::Experimental in Kokkos 4.0; 4.6 has only Kokkos::HIP.
+#if KOKKOS_VERSION >= 40000
+using HIP = ::Kokkos::HIP;
+#else
+using HIP = ::Kokkos::Experimental::HIP;
+#endif
+#endif
+
 // Settings for Kokkos::initialize.
 struct InitOptions {
   int num_threads = -1;  // host threads; -1 leaves Kokkos' default
