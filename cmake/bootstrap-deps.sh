@@ -2,7 +2,7 @@
 # Installs what kspecter needs on a Debian/Ubuntu machine and provides a Kokkos (+ Kokkos
 # Kernels) to build against, cached outside the build tree:
 #
-#   cmake/bootstrap-deps.sh [--backend openmp|cuda] [--cache DIR] [--no-apt]
+#   cmake/bootstrap-deps.sh [--backend openmp|cuda|hip] [--cache DIR] [--no-apt]
 #                           [--kokkos-src DIR [--kernels-src DIR] [--cxx-standard 17|20]]
 #                           [--kokkos-prefix DIR]
 #
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     *) echo "bootstrap-deps: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-case "$backend" in openmp|cuda) ;; *) echo "bootstrap-deps: backend must be openmp or cuda, not '$backend'" >&2; exit 2 ;; esac
+case "$backend" in openmp|cuda|hip) ;; *) echo "bootstrap-deps: backend must be openmp, cuda or hip, not '$backend'" >&2; exit 2 ;; esac
 case "$cxx_std" in ""|17|20|23) ;; *) echo "bootstrap-deps: --cxx-standard must be 17, 20 or 23, not '$cxx_std'" >&2; exit 2 ;; esac
 if [ -n "$kokkos_prefix" ] && [ -n "$kokkos_src$kernels_src$cxx_std" ]; then
   echo "bootstrap-deps: --kokkos-prefix uses an install as it is: no --kokkos-src, --kernels-src or --cxx-standard with it" >&2; exit 2
@@ -60,6 +60,7 @@ sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # ---------------------------------------------------------------- Debian packages
 packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev libhdf5-openmpi-dev
           libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
+if [ "$backend" = hip ]; then packages+=(hipcc); fi
 if [ "$do_apt" = 1 ]; then
   step="install Debian packages"
   missing=()
@@ -112,6 +113,7 @@ else
   cxx_std=17
   prefix="$cache/kokkos-$kokkos_version-$backend"
 fi
+[ "$backend" != hip ] || prefix="$prefix-${KSPECTER_HIP_ARCH:-default-arch}"
 # A CUDA build carries our patches (for 3.4.01): an entry built with other patches is built again.
 patch_sum=none
 if [ "$backend" = cuda ]; then
@@ -185,6 +187,19 @@ if [ "$backend" = cuda ]; then
                  -DKokkos_ARCH_${cuda_arch}=ON -DCMAKE_CXX_COMPILER="$work/kokkos/bin/nvcc_wrapper")
   # Device lambdas: an option before Kokkos 4, always on since.
   [ "${kokkos_version%%.*}" -ge 4 ] || kokkos_flags+=(-DKokkos_ENABLE_CUDA_LAMBDA=ON)
+fi
+if [ "$backend" = hip ]; then
+  # hipcc (Debian: apt-get install hipcc) with the Serial host backend; Kokkos Kernels is not
+  # built. The GPU: KSPECTER_HIP_ARCH, a Kokkos_ARCH_ name (3.4 knows up to VEGA908, the MI100;
+  # the MI250X is VEGA90A in 3.5-3.7 and AMD_GFX90A from 4.0).
+  step="find hipcc"
+  command -v hipcc >/dev/null 2>&1 || { log "hipcc not found (Debian: apt-get install hipcc)"; false; }
+  if [ "${kokkos_version%%.*}" -ge 4 ]; then hip_arch="${KSPECTER_HIP_ARCH:-AMD_GFX90A}"; else hip_arch="${KSPECTER_HIP_ARCH:-VEGA908}"; fi
+  log "HIP: $(hipcc --version 2>/dev/null | grep -m1 'HIP version'), Kokkos_ARCH_${hip_arch}"
+  kokkos_flags=("${kokkos_flags[@]/-DKokkos_ENABLE_OPENMP=ON/-DKokkos_ENABLE_OPENMP=OFF}")
+  kokkos_flags+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_${hip_arch}=ON -DCMAKE_CXX_COMPILER=hipcc
+                 -DKokkos_ENABLE_ROCTHRUST=OFF)
+  kernels_src=""
 fi
 step="configure Kokkos"
 cmake -S "$work/kokkos" -B "$work/kokkos-build" "${kokkos_flags[@]}" >"$work/kokkos-configure.log" 2>&1 \
