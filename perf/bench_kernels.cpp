@@ -3,7 +3,7 @@
 // behind kspecter not using Kokkos Kernels (README, "Kokkos Kernels"). Each operation is done
 // both ways on the default execution space, timed between fences, and the results compared.
 //
-//   bench_kernels [--nmat 64] [--nfiber 7] [--m 74] [--reps 3] [--threads N]
+//   bench_kernels [--nmat 64] [--nfiber 7] [--m 74] [--reps 3] [--threads N] [--device D]
 //
 // Kokkos Kernels (3.4 to 4.7) has no batched dense Cholesky, so each kspecter operation is set
 // against the Kokkos Kernels composition a user would write:
@@ -17,7 +17,7 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 
-#include <icov_like.hpp>
+#include "batch_bench.hpp"
 
 #include <KokkosBatched_Gemm_Decl.hpp>
 #include <KokkosBatched_Gemm_Team_Impl.hpp>
@@ -117,44 +117,16 @@ struct Timing {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int nmat = 64, nfiber = 7, m = 74, reps = 3;
-  kspecter::compat::InitOptions opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const k = argv[i];
-    int const v = std::atoi(argv[i + 1]);
-    if (k == "--nmat")
-      nmat = v;
-    else if (k == "--nfiber")
-      nfiber = v;
-    else if (k == "--m")
-      m = v;
-    else if (k == "--reps")
-      reps = v;
-    else if (k == "--threads")
-      opt.num_threads = v;
-    else {
-      std::fprintf(stderr, "bench_kernels: unknown option %s\n", k.c_str());
-      return 2;
-    }
-  }
-  kspecter::compat::initialize(opt);
+  kspecter::bench::BatchArgs args{64, 7, 74, 3, {}};
+  if (!kspecter::bench::parse_batch_args(argc, argv, "bench_kernels", args)) return 2;
+  int const nmat = args.nmat, nfiber = args.nfiber, m = args.m, reps = args.reps;
+  kspecter::compat::initialize(args.init);
   {
     Space space;
     int const n = nfiber * m;
     std::printf("bench_kernels: Kokkos %d, %s, concurrency %d, %d matrices of n = %d (%d x %d)\n",
                 KOKKOS_VERSION, Space::name(), Space::concurrency(), nmat, n, nfiber, m);
-    Mats pristine("pristine", nmat, n, n);
-    {
-      auto h = Kokkos::create_mirror_view(pristine);
-      int const ndistinct = std::min(nmat, 8);
-      for (int d = 0; d < ndistinct; ++d) {
-        auto const a = kspecter::test::icov_like(nfiber, m, 1234u + d);
-        for (int b = d; b < nmat; b += ndistinct)
-          for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) h(b, i, j) = a[std::size_t(i) * n + j];
-      }
-      Kokkos::deep_copy(pristine, h);
-    }
+    Mats const pristine = kspecter::bench::icov_batch<mem>(nmat, nfiber, m);
     Mats a("a", nmat, n, n), l("l", nmat, n, n), w("w", nmat, n, n);
     Vecs y0("y0", nmat, n), y("y", nmat, n), yk("yk", nmat, n);
     Blocks c("c", nmat, nfiber, m, m), ck("ck", nmat, nfiber, m, m);
