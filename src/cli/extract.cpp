@@ -8,6 +8,7 @@
 #include "session.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
 
 namespace kspecter::cli {
 
@@ -39,13 +40,16 @@ int run_extract(int argc, char** argv) {
   args.flag("mpi", 0, "accepted: MPI is used whenever the job runs under mpirun/srun");
   args.flag("decorrelate-fibers", 0, "refused, as by gpu_specter");
   args.flag("no-scores", 0, "do not compute the SCORES HDU");
+  args.flag("barycentric-correction", 0,
+            "extract on the grid in the solar-system barycentre's frame (desispec's factor from "
+            "the header's pointing and time); the frame keeps the grid asked for, and HELIOCOR");
   args.option("psferr", 0, "X", "fractional PSF model error for chi2pix (default: the PSF's)");
   args.flag("use-specter", 0, "extract on the CPU (desispec: classic specter)");
   args.flag("no-gpu", 0, "extract on the CPU even when a GPU is available");
   args.option("pixpad-frac", 0, "X", "fraction of the padding's pixel rows kept", "0.8");
   args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad", "0.2");
   args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch", "10");
-  args.option("backend", 0, "NAME", "auto, host, serial, openmp or cuda", "auto");
+  args.option("backend", 0, "NAME", "auto, serial, openmp or cuda", "auto");
   args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB", "4");
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
   add_common_options(args);
@@ -80,17 +84,19 @@ int run_extract(int argc, char** argv) {
 
   ExtractJob job;
   job.backend = args.get("backend");
-  if (args.is_set("use-specter") || args.is_set("no-gpu")) {
-    if (job.backend != "auto" && job.backend != "host" && job.backend != "serial" &&
-        job.backend != "openmp")
+  if (args.is_set("use-specter") || args.is_set("no-gpu")) {  // desispec: the CPU
+    if (job.backend != "auto" && job.backend != "serial" && job.backend != "openmp")
       throw ParameterError("extract: --" +
                            std::string(args.is_set("no-gpu") ? "no-gpu" : "use-specter") +
                            " runs on the CPU: it cannot go with --backend " + job.backend);
-    if (job.backend == "auto") job.backend = "host";
+    if (job.backend == "auto")
+      job.backend =
+          extract::backend_names().find("openmp") != std::string::npos ? "openmp" : "serial";
   }
   job.truth_pulls = !args.is_set("no-truth");
   job.desi.psf_grid = !args.has("wavelength");
   job.desi.scores = !args.is_set("no-scores");
+  job.desi.barycentric = args.is_set("barycentric-correction");
   if (args.has("fibermap")) job.desi.fibermap = args.get("fibermap");
   if (args.has("batch")) {
     for (char const* single : {"input", "psf", "output", "model", "fibermap"})

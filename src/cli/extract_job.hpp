@@ -1,13 +1,12 @@
-// The work of `kspecter extract` once its arguments are read: one frame or many, spread over
-// the job's MPI ranks (parallel/frame_schedule.hpp), each rank reading its next frame and
-// writing its last one on a background thread while the device extracts.
+// `kspecter extract` once its arguments are read: the frames and options handed to the library's
+// job (parallel/extract_job.hpp), and what the command prints of its outcome.
 #pragma once
 
 #include "frame_list.hpp"
-#include "frame_setup.hpp"
 #include "session.hpp"
 
 #include <kspecter/extract/options.hpp>
+#include <kspecter/parallel/frame_io.hpp>
 
 #include <string>
 #include <vector>
@@ -17,8 +16,8 @@ namespace kspecter::cli {
 struct ExtractJob {
   std::vector<FrameSpec> frames;
   extract::ExtractOptions options;  // for every frame (a frame's own grid replaces -w)
-  DesiOptions desi;                 // desi_extract_spectra's -w default, -f, --no-scores
-  std::string backend = "auto";     // auto, host, serial, openmp, cuda
+  parallel::DesiOptions desi;       // desi_extract_spectra's -w default, -f, --no-scores
+  std::string backend = "auto";     // extract::backend_names()
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
 };

@@ -26,6 +26,7 @@ struct Session {
                              args.get("threads"));
     }
     if (args.has("device")) opt.device_id = args.get_int("device");
+    opt.kokkos_args = args.kokkos_args();
     // desi_extract_spectra's -v: debug, unless --log-level says otherwise.
     bool const verbose =
         args.declares("verbose") && args.is_set("verbose") && !args.is_set("log-level");
