@@ -2,11 +2,13 @@
 // parse() accepted with its meaning, and the frame it writes as desispec writes it: the
 // image's header, the FIBERMAP rows of the extracted fibers (or fiber numbers alone), SCORES,
 // BAD2DFIT by desispec's rule over the whole frame, the model image with the frame's header.
+#include <kspecter/astro/barycentric.hpp>
 #include <kspecter/extract/bad2dfit.hpp>
 #include <kspecter/extract/frame_scores.hpp>
 #include <kspecter/extract/mask_bits.hpp>
 #include <kspecter/io/fits_table.hpp>
 #include <kspecter/io/frame_file.hpp>
+#include <kspecter/io/preproc_file.hpp>
 
 #include <run_command.hpp>
 #include <test_data.hpp>
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -215,6 +218,46 @@ TEST_F(DesiCli, every_desi_extract_spectra_option_is_accepted) {
   ASSERT_EQ(run(extract(out("frame.fits.gz"), "-w 6020,6100,0.8 -n 10")).status, 0);
   EXPECT_EQ(kspecter::test::file_bytes(out("frame.fits.gz")).substr(0, 2), "\x1f\x8b");
   EXPECT_EQ(io::read_frame(out("frame.fits.gz")).nspec, 10);
+}
+
+TEST_F(DesiCli, barycentric_correction_extracts_on_the_corrected_grid) {
+  auto r = run(extract(out("bary.fits"), "-w 6020,6100,0.8 -n 10 --barycentric-correction"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto const fr = io::read_frame(out("bary.fits"));
+  std::string const f = out("bary.fits");
+  // HELIOCOR: desispec's factor from the image header's pointing and the exposure's middle
+  // (MJD-OBS + EXPTIME/2), seen from Kitt Peak.
+  auto const h = io::read_preproc(image()).header;
+  std::string const img = image();
+  double const mjd = *h.get_number("MJD-OBS", img, "IMAGE") +
+                     *h.get_number("EXPTIME", img, "IMAGE") / 2.0 / 3600.0 / 24.0;
+  double const want = kspecter::astro::barycentric_factor(*h.get_number("TARGTRA", img, "IMAGE"),
+                                                          *h.get_number("TARGTDEC", img, "IMAGE"),
+                                                          mjd, kspecter::astro::kitt_peak());
+  auto const heliocor = fr.header.get_number("HELIOCOR", f, "FLUX");
+  ASSERT_TRUE(heliocor.has_value());
+  EXPECT_DOUBLE_EQ(*heliocor, want);
+  EXPECT_GT(std::abs(*heliocor - 1.0), 1e-6);  // tens of km/s: not a no-op
+  // The frame keeps the grid asked for ...
+  ASSERT_EQ(fr.nwave, 101);
+  for (int i = 0; i < fr.nwave; ++i) EXPECT_NEAR(fr.wavelength[i], 6020.0 + 0.8 * i, 1e-9) << i;
+  EXPECT_EQ(fr.header.get_number("WAVEMIN", f, "FLUX"), 6020.0);
+  EXPECT_EQ(fr.header.get_number("WAVESTEP", f, "FLUX"), 0.8);
+  // ... and holds the spectra extracted on that grid divided by the factor (desispec's
+  // corrected_wavelength): the same bytes as an extraction asked for on that grid.
+  char grid[128];
+  std::snprintf(grid, sizeof grid, "%.17g,%.17g,%.17g", 6020.0 / *heliocor, 6100.0 / *heliocor,
+                0.8 / *heliocor);
+  r = run(extract(out("bary_ref.fits"), std::string("-n 10 -w ") + grid));
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto const ref = io::read_frame(out("bary_ref.fits"));
+  ASSERT_EQ(ref.nwave, fr.nwave);
+  EXPECT_NEAR(ref.wavelength.front(), 6020.0 / *heliocor, 1e-9);
+  EXPECT_EQ(ref.flux, fr.flux);
+  EXPECT_EQ(ref.ivar, fr.ivar);
+  // Not what the uncorrected grid gives.
+  ASSERT_EQ(run(extract(out("bary_none.fits"), "-w 6020,6100,0.8 -n 10")).status, 0);
+  EXPECT_NE(io::read_frame(out("bary_none.fits")).flux, fr.flux);
 }
 
 TEST_F(DesiCli, image_and_psf_of_different_cameras_are_refused) {
