@@ -11,7 +11,8 @@ if ! "$exe" --help | grep -q '^  extract '; then
   exit 0
 fi
 "$exe" make-psf -o "$out/psf-r0.fits"
-"$exe" simulate --psf "$out/psf-r0.fits" -o "$out/preproc-r0-00000001.fits.gz" -n 25 --seed 1
+"$exe" simulate --psf "$out/psf-r0.fits" -o "$out/preproc-r0-00000001.fits.gz" -n 25 --seed 1 \
+  --camera r0 --expid 1
 "$exe" extract -i "$out/preproc-r0-00000001.fits.gz" -p "$out/psf-r0.fits" \
   -o "$out/frame-r0-00000001.fits" -w 5760,7620,0.8 -n 25
 echo "demo: the frame is $out/frame-r0-00000001.fits (kspecter compare A B compares two frames)"

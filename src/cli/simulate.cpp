@@ -70,6 +70,7 @@ int run_simulate(int argc, char** argv) {
               true);
   args.option("output", 'o', "FILE", "the preproc file to write (.fits or .fits.gz)", "", true);
   args.option("camera", 0, "NAME", "CAMERA of the exposure (b0..z9)", "r0");
+  args.option("expid", 0, "N", "EXPID of the exposure", "1");
   args.option("wavelength", 'w', "WMIN,WMAX,DW", "wavelength grid, Angstrom (DESI r camera)",
               "5760,7620,0.8");
   args.option("specmin", 's', "N", "first fiber (row of the PSF)", "0");
@@ -87,6 +88,7 @@ int run_simulate(int argc, char** argv) {
   // Everything that can be checked before Kokkos comes up.
   long long const seed = args.get_int64("seed");
   if (seed < 0) throw ParameterError("simulate: --seed must be >= 0");
+  if (args.get_int64("expid") < 0) throw ParameterError("simulate: --expid must be >= 0");
   double const readnoise = args.get_double("readnoise");
   if (!(readnoise >= 0) || readnoise > 1e6)
     throw ParameterError("simulate: --readnoise must be between 0 and 1e6");
@@ -162,6 +164,8 @@ int run_simulate(int argc, char** argv) {
   // A science exposure as the pipeline's preproc headers describe it (the pointing and time
   // are made up, for --barycentric-correction).
   img.header.set_string("CAMERA", args.get("camera"), "Spectrograph Camera");
+  img.header.set_integer("EXPID", args.get_int64("expid"), "Exposure number");
+  img.header.set_integer("NIGHT", 20201213, "Night of the observation (local date at dusk)");
   img.header.set_string("FLAVOR", "science");
   img.header.set_number("EXPTIME", 900.0, "exposure time [s]");
   img.header.set_number("MJD-OBS", 59198.4452, "MJD at the start of the exposure");
