@@ -258,6 +258,11 @@ TEST_F(DesiCli, barycentric_correction_extracts_on_the_corrected_grid) {
   // Not what the uncorrected grid gives.
   ASSERT_EQ(run(extract(out("bary_none.fits"), "-w 6020,6100,0.8 -n 10")).status, 0);
   EXPECT_NE(io::read_frame(out("bary_none.fits")).flux, fr.flux);
+  // The PSF's whole range (-w omitted), shifted by the factor, leaves the PSF by a fraction
+  // of a bin: extracted all the same (desispec extrapolates the PSF there).
+  r = run(extract(out("bary_psf_grid.fits"), "-n 10 --barycentric-correction"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(io::read_frame(out("bary_psf_grid.fits")).nwave, 251);
 }
 
 TEST_F(DesiCli, image_and_psf_of_different_cameras_are_refused) {
