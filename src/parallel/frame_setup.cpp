@@ -101,8 +101,12 @@ FrameSetup plan_frame(JobFrame const& f, DesiOptions const& desi, extract::Extra
   if (img && psf_keywords) check_camera(f, *psf_keywords, *img);
   choose_grid(f, desi, psf, opt);
   opt.validate(psf.nfiber);
-  // The PSF's own range at 0.8 A may end up to half a step beyond WAVEMAX (numpy.arange).
-  if (f.grid.empty() && desi.psf_grid) opt.range_margin = 0.5 * opt.dw;
+  // The PSF's own range at 0.8 A may end up to half a step beyond the table's WAVEMAX
+  // (numpy.arange), and the table's range may exceed the traces' (the r0 PSF of exposure
+  // 67784: PSF to 7827 A, XTRACE and YTRACE to 7826 A): desispec extrapolates there.
+  if (f.grid.empty() && desi.psf_grid)
+    opt.range_margin =
+        0.5 * opt.dw + std::max({0.0, psf.wavemin() - opt.wmin, opt.wmax - psf.wavemax()});
   check_range(f, psf, opt);
   FrameSetup s;
   s.wavelength = opt.wavelengths();
