@@ -113,7 +113,8 @@ void FitsReader::open() {
   fitsfile* raw = nullptr;
   bool const gz = is_gzip_file(path_);
   if (gz) {
-    memory_ = read_gzip(path_);
+    auto prefetched = take_prefetched_gzip(path_);
+    memory_ = prefetched ? std::move(*prefetched) : read_gzip(path_);
     size_ = static_cast<long long>(memory_.size());
     MemoryStreamBuf buf(memory_.data(), memory_.size());
     std::istream in(&buf);

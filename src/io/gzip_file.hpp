@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ bool is_gzip_file(std::string const& path);
 /// The decompressed content of the gzip file at `path` (every member, as gzip -d gives it).
 /// Throws InputError naming the file when the stream is corrupt or truncated.
 std::vector<char> read_gzip(std::string const& path);
+
+/// The bytes of a prefetch_gzip(path) (kspecter/io/gzip_prefetch.hpp) started earlier on the
+/// same, unchanged file, waiting for it to finish; nullopt when there is none. Rethrows the
+/// inflation's error.
+std::optional<std::vector<char>> take_prefetched_gzip(std::string const& path);
 
 /// Writes `size` bytes at `data` gzip-compressed to the file open for writing on descriptor
 /// `fd`, which it closes (zlib's default level; no name or time in the gzip header, so the

@@ -1,6 +1,7 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/extract/bad2dfit.hpp>
+#include <kspecter/io/gzip_prefetch.hpp>
 #include <kspecter/parallel/bundles.hpp>
 #include <kspecter/parallel/extract_job.hpp>
 #include <kspecter/parallel/frame_schedule.hpp>
@@ -144,6 +145,10 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   IoWorker io;
   auto read_task = [&](std::size_t i) {
     JobFrame const frame = frames[std::size_t(mine[i].frame)];
+    // The frame after this one starts inflating now, if gzipped: by the time the I/O thread
+    // reaches it, its bytes are in memory (kspecter/io/gzip_prefetch.hpp).
+    if (i + 1 < mine.size() && !frames[std::size_t(mine[i + 1].frame)].memory)
+      io::prefetch_gzip(frames[std::size_t(mine[i + 1].frame)].image);
     extract::ExtractOptions const opt = options.extract;
     DesiOptions const desi = options.desi;
     return io.submit([frame, opt, desi] { return read_frame_input(frame, opt, desi); },
@@ -245,6 +250,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   }
   io.cancel_droppable();  // reads ahead of a stop
   collect_writes(true);
+  io::drop_gzip_prefetches();
   outcome.summary = monitor.finish(busy);
   outcome.wall_seconds = max_over_ranks(seconds_since(t0), world);
   return outcome;

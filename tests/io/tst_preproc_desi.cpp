@@ -5,6 +5,7 @@
 // extractmaskval, and broken compressed files are refused naming the file, HDU and problem.
 #include <kspecter/core/error.hpp>
 #include <kspecter/io/fits_table.hpp>
+#include <kspecter/io/gzip_prefetch.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
 #include <test_data.hpp>
@@ -13,11 +14,13 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -269,6 +272,33 @@ TEST(preproc_desi, kspecter_writes_what_it_reads) {
   EXPECT_EQ(st, 0);
 }
 
+TEST(preproc_desi, prefetched_gzip_reads_as_the_file_and_follows_its_replacement) {
+  // A batch job inflates the next frame's .gz ahead (io::prefetch_gzip); the read that takes
+  // those bytes must give what a read of the file gives, and never the bytes of a file that
+  // has since been replaced.
+  std::string const dir = kspecter::test::scratch_dir();
+  std::string const path = dir + "/preproc-r0-00000002.fits.gz";
+  ASSERT_NO_FATAL_FAILURE(write_desi_preproc(path, Layout{}));
+  auto const direct = kspecter::io::read_preproc(path);
+  kspecter::io::prefetch_gzip(path);
+  auto const ahead = kspecter::io::read_preproc(path);
+  EXPECT_EQ(ahead.image, direct.image);
+  EXPECT_EQ(ahead.ivar, direct.ivar);
+  EXPECT_EQ(ahead.mask, direct.mask);
+  EXPECT_EQ(ahead.header.records(), direct.header.records());
+
+  // Replaced after the prefetch (other size and time): the new file is what is read.
+  kspecter::io::prefetch_gzip(path);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Layout other;
+  other.fibermap = false;
+  ASSERT_NO_FATAL_FAILURE(write_desi_preproc(path, other));
+  auto const replaced = kspecter::io::read_preproc(path);
+  EXPECT_TRUE(direct.fibermap.has_value());
+  EXPECT_FALSE(replaced.fibermap.has_value());
+  kspecter::io::drop_gzip_prefetches();
+}
+
 // ---------------------------------------------------------------- broken compressed files
 
 void expect_refused(std::string const& path, std::string const& hdu, std::string const& words) {
@@ -299,6 +329,8 @@ TEST(preproc_desi, broken_gzip_and_compressed_tiles_are_refused) {
   std::string corrupt = gz;
   for (std::size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i) corrupt[i] = char(i * 7);
   write_bytes(dir + "/corrupt.fits.gz", corrupt);
+  expect_refused(dir + "/corrupt.fits.gz", "", "gzip");
+  kspecter::io::prefetch_gzip(dir + "/corrupt.fits.gz");  // the error moves to the read
   expect_refused(dir + "/corrupt.fits.gz", "", "gzip");
   // A gzip that holds no FITS file.
   write_bytes(dir + "/text.fits.gz", gzip_bytes(std::string(10000, 't')));
