@@ -38,8 +38,8 @@ log() { echo "bootstrap-deps: $*" >&2; }
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---------------------------------------------------------------- Debian packages
-packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev libhdf5-openmpi-dev
-          libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
+packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev liberfa-dev
+          libhdf5-openmpi-dev libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
 if [ "$do_apt" = 1 ]; then
   step="install Debian packages"
   missing=()

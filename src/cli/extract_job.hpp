@@ -1,6 +1,5 @@
-// The work of `kspecter extract` once its arguments are read: one frame or many, spread over
-// the job's MPI ranks (parallel/frame_schedule.hpp), each rank reading its next frame and
-// writing its last one on a background thread while the device extracts.
+// `kspecter extract` once its arguments are read: the frames and options handed to the library's
+// job (parallel/extract_job.hpp), and what the command prints of its outcome.
 #pragma once
 
 #include "frame_list.hpp"

@@ -52,6 +52,33 @@ Communicator Communicator::self() {
   return Communicator(std::move(impl));
 }
 
+Communicator Communicator::borrow(void const* mpi_comm) {
+  if (!mpi_comm) return world();
+  auto impl = std::make_shared<Impl>();
+#ifdef KSPECTER_HAVE_MPI
+  impl->comm = *static_cast<MPI_Comm const*>(mpi_comm);
+  if (impl->comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(impl->comm, &impl->rank);
+    MPI_Comm_size(impl->comm, &impl->size);
+  }
+#endif
+  return Communicator(std::move(impl));
+}
+
+Communicator Communicator::duplicate() const {
+#ifdef KSPECTER_HAVE_MPI
+  if (impl_->comm != MPI_COMM_NULL) {
+    auto impl = std::make_shared<Impl>();
+    MPI_Comm_dup(impl_->comm, &impl->comm);
+    impl->owned = true;
+    impl->rank = impl_->rank;
+    impl->size = impl_->size;
+    return Communicator(std::move(impl));
+  }
+#endif
+  return *this;
+}
+
 Communicator Communicator::split(int color) const {
 #ifdef KSPECTER_HAVE_MPI
   if (impl_->comm != MPI_COMM_NULL) {

@@ -14,6 +14,14 @@ class Communicator {
   /// This rank alone: collectives on it are local and free.
   static Communicator self();
 
+  /// The caller's MPI communicator, given as the address of an MPI_Comm (e.g. mpi4py's): used,
+  /// not duplicated and never freed; nullptr means world(). The caller keeps it alive.
+  static Communicator borrow(void const* mpi_comm);
+
+  /// A new communicator of the same ranks, whose messages never meet this one's (MPI_Comm_dup;
+  /// freed with its last copy). Collective.
+  Communicator duplicate() const;
+
   /// Splits this communicator into groups of the ranks that pass the same `color`, ordered
   /// as here. Collective over this communicator.
   Communicator split(int color) const;

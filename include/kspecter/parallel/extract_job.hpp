@@ -1,0 +1,87 @@
+// A whole extraction job, the same for every front end (the `kspecter` CLI, the Python module):
+// one frame or many, from files or from memory, spread over the ranks of a communicator
+// (frame_schedule.hpp). Each rank reads its next frame and writes its last one on a background
+// thread (io_worker.hpp) while the device extracts; ranks that share a frame split its bundles
+// and gather them; a failure anywhere stops every rank at its next frame, and all of them learn
+// it (job_monitor.hpp). What the job says while it runs goes to a JobProgress.
+#pragma once
+
+#include <kspecter/core/log.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/extract/frame.hpp>
+#include <kspecter/extract/options.hpp>
+#include <kspecter/parallel/communicator.hpp>
+#include <kspecter/parallel/frame_io.hpp>
+#include <kspecter/parallel/job_monitor.hpp>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kspecter::parallel {
+
+struct JobOptions {
+  extract::ExtractOptions extract;  // for every frame (a frame's own grid replaces the job's)
+  std::string backend = "auto";     // extract::backend_names()
+  bool model = false;               // compute the model image (also when a frame's model is set)
+};
+
+/// What the job tells its front end while it runs. Every method has a silent default.
+class JobProgress {
+ public:
+  virtual ~JobProgress() = default;
+  /// Rank 0, once, before any frame.
+  virtual void started(int /*nframes*/, int /*nranks*/) {}
+  /// Rank 0: a frame was finished somewhere in the job; `elapsed` since the start, `eta` the
+  /// time left at the rate so far.
+  virtual void frame_done(FrameDone const& /*done*/, int /*nframes*/, JobFrame const& /*frame*/,
+                          double /*elapsed*/, double /*eta*/) {}
+  /// Rank 0, for the frames it extracts: `done` of `total` bundles of its frame `mine` (0-based)
+  /// of `nmine`.
+  virtual void batches_done(int /*mine*/, int /*nmine*/, int /*done*/, int /*total*/,
+                            JobFrame const& /*frame*/, double /*elapsed*/) {}
+  /// Every rank: a frame it works on alone has been read.
+  virtual void frame_read(JobFrame const& /*frame*/) {}
+  /// Every rank: the stage times of its share of a frame.
+  virtual void frame_extracted(JobFrame const& /*frame*/, StageTimes const& /*times*/) {}
+};
+
+/// The CLI's progress lines on a Logger (info: frames and batches; debug: reads, stage times).
+class LogProgress : public JobProgress {
+ public:
+  explicit LogProgress(Logger const& log) : log_(log) {}
+  void started(int nframes, int nranks) override;
+  void frame_done(FrameDone const& done, int nframes, JobFrame const& frame, double elapsed,
+                  double eta) override;
+  void batches_done(int mine, int nmine, int done, int total, JobFrame const& frame,
+                    double elapsed) override;
+  void frame_read(JobFrame const& frame) override;
+  void frame_extracted(JobFrame const& frame, StageTimes const& times) override;
+
+ private:
+  Logger const& log_;
+};
+
+/// How the job went, on every rank.
+struct JobOutcome {
+  JobSummary summary;              // the same on every rank: failure, frames, busiest rank
+  double wall_seconds = 0;         // the slowest rank's time for the whole job
+  std::string space;               // the execution space the backend ran on
+  std::exception_ptr local_error;  // this rank's own failure (its type intact), if any
+  StageTimes times;                // this rank's stage times, summed over its frames
+  /// By frame: the gathered result of each frame with keep_result, on the rank that holds
+  /// the whole frame (its group's rank 0); null elsewhere.
+  std::vector<std::shared_ptr<extract::FrameResult>> results;
+  bool ok() const { return !summary.failed; }
+};
+
+/// Runs the job on every rank of `comm` (collective; the job talks on its own duplicate of
+/// `comm`). Returns on every rank, also after a failure (none hangs, none aborts the others);
+/// never throws for a frame's failure, only for bad job-level arguments (ParameterError before
+/// any communication). Outputs appear only complete (written under a temporary name, then
+/// renamed); a frame that failed leaves its outputs untouched.
+JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
+                           JobOptions const& options, JobProgress& progress);
+
+}  // namespace kspecter::parallel

@@ -1,0 +1,205 @@
+// extract_frame on a backend named at run time, with the caller's image arrays brought to it.
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <vector>
+
+namespace kspecter::extract {
+
+namespace {
+
+template <class Mem>
+using DeviceImage = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+
+// Offsets of the lowest and highest element of an array (strides may be negative or zero).
+std::pair<std::ptrdiff_t, std::ptrdiff_t> span_of(ImageArray const& a) {
+  std::ptrdiff_t const ey = std::ptrdiff_t(a.ny - 1) * a.row_stride;
+  std::ptrdiff_t const ex = std::ptrdiff_t(a.nx - 1) * a.col_stride;
+  return {std::min<std::ptrdiff_t>(0, ey) + std::min<std::ptrdiff_t>(0, ex),
+          std::max<std::ptrdiff_t>(0, ey) + std::max<std::ptrdiff_t>(0, ex)};
+}
+
+// Host pixels into a row-major host View of doubles.
+template <class T, class HostView>
+void convert_on_host(T const* p, ImageArray const& a, HostView const& out) {
+  for (int y = 0; y < a.ny; ++y)
+    for (int x = 0; x < a.nx; ++x)
+      out(y, x) = static_cast<double>(p[std::ptrdiff_t(y) * a.row_stride + x * a.col_stride]);
+}
+
+template <class HostView>
+void convert_on_host(void const* p, ImageArray const& a, HostView const& out) {
+  if (a.type == ImageArray::Type::f32)
+    convert_on_host(static_cast<float const*>(p), a, out);
+  else
+    convert_on_host(static_cast<double const*>(p), a, out);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+using DeviceArraySpace = Kokkos::CudaSpace;
+
+// Device pixels of any layout into a row-major device image, on the device.
+template <class T, class Mem>
+struct ConvertImage {
+  T const* p;
+  std::ptrdiff_t row_stride, col_stride;
+  int nx;
+  DeviceImage<Mem> out;
+  KOKKOS_INLINE_FUNCTION void operator()(long i) const {
+    int const y = static_cast<int>(i / nx), x = static_cast<int>(i % nx);
+    out(y, x) = static_cast<double>(p[std::ptrdiff_t(y) * row_stride + x * col_stride]);
+  }
+};
+
+template <class Space, class T>
+void convert_on_device(Space const& space, ImageArray const& a,
+                       DeviceImage<typename Space::memory_space> const& out) {
+  Kokkos::parallel_for(
+      "kspecter::extract::convert_image",
+      Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(space, 0, long(a.ny) * a.nx),
+      ConvertImage<T, typename Space::memory_space>{static_cast<T const*>(a.data), a.row_stride,
+                                                    a.col_stride, a.nx, out});
+}
+
+// A device array's elements, copied to the host as they lie (for a host backend).
+std::vector<char> device_span_to_host(ImageArray const& a) {
+  auto const [lo, hi] = span_of(a);
+  std::size_t const esize = a.type == ImageArray::Type::f32 ? sizeof(float) : sizeof(double);
+  std::size_t const bytes = std::size_t(hi - lo + 1) * esize;
+  std::vector<char> host(bytes);
+  using Bytes = Kokkos::View<char*, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::View<char const*, DeviceArraySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dev(
+      static_cast<char const*>(a.data) + lo * std::ptrdiff_t(esize), bytes);
+  Kokkos::deep_copy(Bytes(host.data(), bytes), dev);
+  return host;
+}
+#endif
+
+// A host array converted into a new row-major image of doubles in Space's memory.
+template <class Space>
+DeviceImage<typename Space::memory_space> from_host(Space const& space, ImageArray const& a,
+                                                    char const* label) {
+  DeviceImage<typename Space::memory_space> d(std::string(label), a.ny, a.nx);
+  auto h = Kokkos::create_mirror_view(d);
+  convert_on_host(a.data, a, h);
+  Kokkos::deep_copy(space, d, h);
+  return d;
+}
+
+// `a` as a row-major image of doubles in Space's memory: `a` itself when it already is one
+// there, else a converted copy.
+template <class Space>
+Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> to_space(
+    Space const& space, ImageArray const& a, char const* label) {
+  using Mem = typename Space::memory_space;
+  constexpr bool host_reach = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+  if (a.on_device) {
+#ifdef KOKKOS_ENABLE_CUDA
+    constexpr bool device_reach = Kokkos::SpaceAccessibility<Space, DeviceArraySpace>::accessible;
+    if constexpr (device_reach) {
+      if (a.contiguous_f64())
+        return Kokkos::View<const double**, Kokkos::LayoutRight, Mem,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+            static_cast<double const*>(a.data), a.ny, a.nx);
+      DeviceImage<Mem> d(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
+                         a.ny, a.nx);
+      if (a.type == ImageArray::Type::f32)
+        convert_on_device<Space, float>(space, a, d);
+      else
+        convert_on_device<Space, double>(space, a, d);
+      return d;
+    } else {
+      // A host backend given a GPU array: one copy of its elements to the host, then as below.
+      std::vector<char> const host = device_span_to_host(a);
+      std::size_t const esize = a.type == ImageArray::Type::f32 ? sizeof(float) : sizeof(double);
+      ImageArray h = a;
+      h.on_device = false;
+      h.data = host.data() - span_of(a).first * std::ptrdiff_t(esize);
+      return from_host(space, h, label);
+    }
+#else
+    throw ParameterError("extract: a GPU array was given but this build has no GPU backend");
+#endif
+  }
+  if constexpr (host_reach) {
+    if (a.contiguous_f64())
+      return Kokkos::View<const double**, Kokkos::LayoutRight, Mem,
+                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          static_cast<double const*>(a.data), a.ny, a.nx);
+  }
+  return from_host(space, a, label);
+}
+
+template <class Space>
+FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
+                       ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times) {
+  Space space;
+  Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> dimage, divar;
+  {
+    StageTimer<Space> t(space, "kspecter::extract::upload", times);
+    dimage = to_space(space, image, "kspecter::image");
+    divar = to_space(space, ivar, "kspecter::ivar");
+  }
+  return extract_frame(space, psf, dimage, divar, opt, times);
+}
+
+[[noreturn]] void unknown_backend(std::string const& backend) {
+  throw ParameterError("extract: backend '" + backend +
+                       "' is not enabled in this build (see `kspecter info`)");
+}
+
+}  // namespace
+
+std::string backend_names() {
+  std::string s = "auto";
+#ifdef KOKKOS_ENABLE_SERIAL
+  s += ", serial";
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  s += ", openmp";
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  s += ", cuda";
+#endif
+  return s;
+}
+
+std::string backend_space_name(std::string const& backend) {
+  if (backend == "auto") return Kokkos::DefaultExecutionSpace::name();
+#ifdef KOKKOS_ENABLE_SERIAL
+  if (backend == "serial") return Kokkos::Serial::name();
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (backend == "openmp") return Kokkos::OpenMP::name();
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  if (backend == "cuda") return Kokkos::Cuda::name();
+#endif
+  unknown_backend(backend);
+}
+
+FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
+                          ImageArray const& image, ImageArray const& ivar,
+                          ExtractOptions const& opt, StageTimes* times) {
+  if (image.ny != ivar.ny || image.nx != ivar.nx)
+    throw ParameterError("extract: the inverse variance is " + std::to_string(ivar.nx) + " x " +
+                         std::to_string(ivar.ny) + ", the image " + std::to_string(image.nx) +
+                         " x " + std::to_string(image.ny) + " (columns x rows)");
+  if (backend == "auto")
+    return extract_on<Kokkos::DefaultExecutionSpace>(psf, image, ivar, opt, times);
+#ifdef KOKKOS_ENABLE_SERIAL
+  if (backend == "serial") return extract_on<Kokkos::Serial>(psf, image, ivar, opt, times);
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (backend == "openmp") return extract_on<Kokkos::OpenMP>(psf, image, ivar, opt, times);
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  if (backend == "cuda") return extract_on<Kokkos::Cuda>(psf, image, ivar, opt, times);
+#endif
+  unknown_backend(backend);
+}
+
+}  // namespace kspecter::extract

@@ -1,0 +1,246 @@
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
+#include <kspecter/parallel/bundles.hpp>
+#include <kspecter/parallel/extract_job.hpp>
+#include <kspecter/parallel/frame_schedule.hpp>
+#include <kspecter/parallel/gather.hpp>
+#include <kspecter/parallel/io_worker.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+
+namespace kspecter::parallel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A rank of a group with no bundle of the frame still takes part in the gathers.
+extract::FrameResult empty_share(FrameInput const& in, extract::ExtractOptions const& opt) {
+  extract::FrameResult fr;
+  fr.wavelength = opt.wavelengths();
+  fr.nwave = static_cast<int>(fr.wavelength.size());
+  fr.ndiag = in.psf->hsizey;
+  if (opt.model) {
+    fr.model_nx = in.image.nx;
+    fr.model_ny = in.image.ny;
+    fr.model.assign(std::size_t(in.image.nx) * in.image.ny, 0.0);
+  }
+  return fr;
+}
+
+// Concatenates the group's spectra on its rank 0 (contiguous runs in rank order).
+void gather_frame(extract::FrameResult& fr, int total_nspec, int specmin,
+                  Communicator const& group) {
+  auto cat = [&](std::vector<double>& v) { v = gather_rows(v, 0, group); };
+  cat(fr.flux);
+  cat(fr.ivar);
+  cat(fr.resolution);
+  cat(fr.chi2pix);
+  cat(fr.pixmask_fraction);
+  cat(fr.deconvolved_flux);
+  std::vector<unsigned> m(fr.mask.begin(), fr.mask.end());
+  m = gather_rows(m, 0, group);
+  fr.mask.assign(m.begin(), m.end());
+  if (!fr.model.empty()) fr.model = sum_to_root(fr.model, 0, group);
+  fr.nspec = total_nspec;
+  fr.specmin = specmin;
+}
+
+// Where a failure happened, for the one message the job prints.
+std::string frame_context(JobFrame const& f) {
+  std::string const name = f.output.empty() ? f.origin : f.output;
+  if (name.empty()) return "";
+  return "frame " + name + (f.output.empty() || f.origin.empty() ? "" : " (" + f.origin + ")") +
+         ": ";
+}
+
+// Relative cost of a frame for the schedule: spectra x wavelengths.
+double frame_cost(JobFrame const& f, extract::ExtractOptions opt) {
+  if (!f.grid.empty()) {
+    opt.wmin = f.grid[0];
+    opt.wmax = f.grid[1];
+    opt.dw = f.grid[2];
+  }
+  double const nwave = static_cast<double>(opt.wavelengths().size());
+  return std::max(1.0, nwave) * (opt.nspec > 0 ? opt.nspec : 500);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ progress on a logger
+
+void LogProgress::started(int nframes, int nranks) {
+  log_.info("extracting " + std::to_string(nframes) + " frame" + (nframes == 1 ? "" : "s") +
+            " on " + std::to_string(nranks) + " rank" + (nranks == 1 ? "" : "s"));
+}
+
+void LogProgress::frame_done(FrameDone const& d, int nframes, JobFrame const& frame, double elapsed,
+                             double eta) {
+  char line[256];
+  std::snprintf(line, sizeof line, "frame %d/%d written (rank %d): elapsed %.1f s, ETA %.1f s",
+                d.frames_done, nframes, d.rank, elapsed, eta);
+  log_.info(std::string(line) + "  " + frame.output);
+}
+
+void LogProgress::batches_done(int mine, int nmine, int done, int total, JobFrame const& frame,
+                               double elapsed) {
+  char line[200];
+  std::snprintf(line, sizeof line, "rank 0, its frame %d/%d: bundles %d/%d done, elapsed %.1f s",
+                mine + 1, nmine, done, total, elapsed);
+  log_.info(std::string(line) + "  " + frame.output);
+}
+
+void LogProgress::frame_read(JobFrame const& frame) {
+  log_.debug("frame " + frame.output + ": read " + frame.image);
+}
+
+void LogProgress::frame_extracted(JobFrame const&, StageTimes const& times) {
+  for (auto const& e : times.entries())
+    log_.debug("  " + e.stage + ": " + std::to_string(e.seconds) + " s");
+}
+
+// ------------------------------------------------------------------ the job
+
+JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
+                           JobOptions const& options, JobProgress& progress) {
+  JobOutcome outcome;
+  try {
+    outcome.space = extract::backend_space_name(options.backend);
+  } catch (ParameterError const&) {
+    outcome.space = options.backend;  // each frame fails with the message, as any frame error
+  }
+  outcome.results.resize(frames.size());
+  Communicator const world = comm.duplicate();  // the job's messages never meet the caller's
+  int const nframes = static_cast<int>(frames.size());
+  int const nranks = world.size(), rank = world.rank();
+
+  std::vector<double> cost;
+  for (auto const& f : frames) cost.push_back(frame_cost(f, options.extract));
+  auto const schedule = schedule_frames(cost, nranks);
+  auto const& mine = schedule[std::size_t(rank)];
+  // Fewer frames than ranks: every rank has one frame and shares it with its group.
+  Communicator const group =
+      nframes < nranks ? world.split(mine.front().group) : Communicator::self();
+
+  auto const t0 = Clock::now();
+  JobMonitor monitor(world, [&](FrameDone const& d) {
+    double const dt = seconds_since(t0), fraction = double(d.frames_done) / nframes;
+    progress.frame_done(d, nframes, frames[std::size_t(d.frame)], dt,
+                        fraction > 0 ? dt * (1 - fraction) / fraction : 0.0);
+  });
+  if (rank == 0) progress.started(nframes, nranks);
+
+  IoWorker io;
+  auto read_task = [&](std::size_t i) {
+    JobFrame const frame = frames[std::size_t(mine[i].frame)];
+    extract::ExtractOptions const opt = options.extract;
+    return io.submit([frame, opt] { return read_frame_input(frame, opt); }, /*droppable=*/true);
+  };
+  struct Write {
+    int frame;
+    std::future<void> done;
+  };
+  std::deque<Write> writes;
+  auto fail = [&](JobFrame const& f, std::exception_ptr e) {
+    if (!outcome.local_error) outcome.local_error = e;
+    try {
+      std::rethrow_exception(e);
+    } catch (std::exception const& x) {
+      monitor.fail(frame_context(f) + x.what());
+    } catch (...) {
+      monitor.fail(frame_context(f) + "unknown error");
+    }
+  };
+  auto collect_writes = [&](bool wait) {
+    while (!writes.empty()) {
+      Write& w = writes.front();
+      if (!wait && w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+      try {
+        w.done.get();
+        monitor.frame_done(w.frame);
+      } catch (...) {
+        fail(frames[std::size_t(w.frame)], std::current_exception());
+      }
+      writes.pop_front();
+    }
+  };
+
+  std::future<FrameInput> next;
+  if (!mine.empty()) next = read_task(0);
+  double busy = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    FrameTask const& task = mine[i];
+    JobFrame const& frame = frames[std::size_t(task.frame)];
+    collect_writes(false);
+    if (any_rank(monitor.poll(), group)) break;
+
+    std::exception_ptr error;
+    FrameInput in;
+    try {
+      in = next.get();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (i + 1 < mine.size()) next = read_task(i + 1);
+    if (any_rank(error != nullptr, group)) {
+      if (error) fail(frame, error);
+      break;
+    }
+    if (task.group_size == 1) progress.frame_read(frame);
+
+    // This rank's bundles of the frame.
+    int const nspec = in.options.resolved_nspec(in.psf->nfiber);
+    auto const share = assign_bundles(in.options.specmin, nspec, in.options.bundlesize,
+                                      task.group_size)[std::size_t(task.group_rank)];
+    extract::ExtractOptions local = in.options;
+    local.specmin = share.specmin;
+    local.nspec = share.nspec;
+    local.model = options.model || !frame.model.empty();
+    if (rank == 0)
+      local.on_batch_done = [&](int done, int total) {
+        monitor.poll();
+        progress.batches_done(int(i), int(mine.size()), done, total, frame, seconds_since(t0));
+      };
+
+    StageTimes times;
+    auto fr = std::make_shared<extract::FrameResult>();
+    auto const tx = Clock::now();
+    try {
+      *fr = share.nspec > 0
+                ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar, local, &times)
+                : empty_share(in, local);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    busy += seconds_since(tx);
+    if (any_rank(error != nullptr, group)) {
+      if (error) fail(frame, error);
+      break;
+    }
+    progress.frame_extracted(frame, times);
+    for (auto const& e : times.entries()) outcome.times.add(e.stage, e.seconds);
+    if (task.group_size > 1) gather_frame(*fr, nspec, in.options.specmin, group);
+
+    if (task.group_rank == 0) {
+      if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
+      bool const fibermap = in.has_fibermap;
+      writes.push_back({task.frame, io.submit([frame, fr, fibermap] {
+                          write_frame_outputs(frame, *fr, fibermap);
+                        })});
+    }
+  }
+  io.cancel_droppable();  // reads ahead of a stop
+  collect_writes(true);
+  outcome.summary = monitor.finish(busy);
+  outcome.wall_seconds = max_over_ranks(seconds_since(t0), world);
+  return outcome;
+}
+
+}  // namespace kspecter::parallel

@@ -1,0 +1,103 @@
+#include <kspecter/core/error.hpp>
+#include <kspecter/io/frame_file.hpp>
+#include <kspecter/io/preproc_file.hpp>
+#include <kspecter/io/psf_file.hpp>
+#include <kspecter/parallel/frame_io.hpp>
+
+#include <sstream>
+
+namespace kspecter::parallel {
+
+namespace {
+
+void apply_grid(JobFrame const& f, extract::ExtractOptions& opt) {
+  if (f.grid.empty()) return;
+  opt.wmin = f.grid[0];
+  opt.wmax = f.grid[1];
+  opt.dw = f.grid[2];
+}
+
+std::vector<float> to_float(std::vector<double> const& v) {
+  return std::vector<float>(v.begin(), v.end());
+}
+
+std::vector<std::pair<std::string, std::string>> input_cards(JobFrame const& f) {
+  std::vector<std::pair<std::string, std::string>> h;
+  if (!f.psf.empty()) h.emplace_back("IN_PSF", f.psf);
+  if (!f.image.empty()) h.emplace_back("IN_IMG", f.image);
+  return h;
+}
+
+}  // namespace
+
+FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt) {
+  apply_grid(f, opt);
+  FrameInput in;
+  std::string psf_name = f.psf, image_name = f.image;
+  if (f.memory) {
+    if (!f.memory->psf) throw ParameterError("extract: a frame in memory has no PSF");
+    in.psf = f.memory->psf;
+    in.image = f.memory->image;
+    in.ivar = f.memory->ivar;
+    if (psf_name.empty()) psf_name = "the PSF";
+    if (image_name.empty()) image_name = "the image";
+  } else {
+    in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf));
+    auto img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image));
+    in.image = extract::ImageArray::host(img->image.data(), img->ny, img->nx);
+    in.ivar = extract::ImageArray::host(img->ivar.data(), img->ny, img->nx);
+    in.has_fibermap = img->has_fibermap;
+    in.file_image = std::move(img);
+  }
+  psf::GaussHermitePsf const& psf = *in.psf;
+  if (in.image.nx != psf.npix_x || in.image.ny != psf.npix_y) {
+    std::ostringstream m;
+    m << "image is " << in.image.nx << " x " << in.image.ny << " pixels but the PSF " << psf_name
+      << " describes a " << psf.npix_x << " x " << psf.npix_y << " CCD";
+    if (f.memory) throw ParameterError("extract: " + m.str());
+    throw InputError(f.image, "IMAGE", m.str());
+  }
+  if (in.ivar.nx != in.image.nx || in.ivar.ny != in.image.ny) {
+    std::ostringstream m;
+    m << "extract: the inverse variance is " << in.ivar.nx << " x " << in.ivar.ny
+      << " pixels, the image " << in.image.nx << " x " << in.image.ny;
+    throw ParameterError(m.str());
+  }
+  opt.validate(psf.nfiber);
+  try {
+    opt.validate_range(psf.wavemin(), psf.wavemax());
+  } catch (ParameterError const& e) {
+    if (f.memory) throw;
+    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
+  }
+  in.options = opt;
+  return in;
+}
+
+io::FrameData frame_data(extract::FrameResult const& fr) {
+  io::FrameData out;
+  out.specmin = fr.specmin;
+  out.nspec = fr.nspec;
+  out.nwave = fr.nwave;
+  out.ndiag = fr.ndiag;
+  out.wavelength = fr.wavelength;
+  out.flux = to_float(fr.flux);
+  out.ivar = to_float(fr.ivar);
+  out.mask.assign(fr.mask.begin(), fr.mask.end());
+  out.resolution = to_float(fr.resolution);
+  out.chi2pix = to_float(fr.chi2pix);
+  return out;
+}
+
+void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr, bool has_fibermap) {
+  if (!f.output.empty()) {
+    io::FrameData out = frame_data(fr);
+    out.header = input_cards(f);
+    if (has_fibermap) out.fibermap_from = f.image;
+    io::write_frame(f.output, out);
+  }
+  if (!f.model.empty())
+    io::write_model_image(f.model, fr.model_nx, fr.model_ny, to_float(fr.model), input_cards(f));
+}
+
+}  // namespace kspecter::parallel
