@@ -239,6 +239,74 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
                                   (i.param.dense ? "_dense" : "_icov");
                          });
 
+// The GPU-shaped kernels (BandTuning::coalesce: paired rows, per-thread accumulators, staged
+// rows of L) run on any backend; on a host backend, with teams of one thread and (where the
+// backend has them) of two, they are checked here against the long-double reference, so that
+// a CPU-only CI covers them too.
+template <int Team>
+struct GpuShapedTune {
+  static constexpr bool coalesce = true;
+  static constexpr int team_size = Team;
+  static constexpr int blocks_team_size = Team;
+  static constexpr int max_acc = (74 * 75 / 2 + Team - 1) / Team;
+};
+
+template <class Tune>
+void check_gpu_shaped(std::uint64_t seed) {
+  Order const o{7, 74};
+  int const n = o.nslots * o.m, m = o.m;
+  auto const a = icov_batch(o.nslots, o.m, 2, seed);
+  int b = 0;
+  for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  auto pk = pack(a, o, b);
+  TEST_EXECSPACE space;
+  Kokkos::View<int*, mem> info("info", 2);
+  solve::detail::band_cholesky_impl<Tune>(space, pk.ab, info);
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> slot("slot", 2, 2);
+  auto hs = Kokkos::create_mirror_view(slot);
+  hs(0, 0) = 3;
+  hs(0, 1) = 1;
+  hs(1, 0) = 3;
+  hs(1, 1) = 5;
+  Kokkos::deep_copy(slot, hs);
+  solve::MatrixBatch<mem> c("c", 4, m, m);
+  Kokkos::deep_copy(c, std::nan(""));
+  solve::detail::band_strided_inverse_blocks_impl<Tune>(space, pk.ab, slot, o.nslots, c);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  for (int p = 0; p < 2; ++p) {
+    ASSERT_EQ(hi(p), 0);
+    auto const l = ref::cholesky(permuted(a[p], o), n);
+    for (int k = 0; k < 2; ++k) {
+      int const sl = hs(p, k);
+      std::vector<LD> want;  // columns of A⁻¹ at the block's indices
+      std::vector<double> got;
+      for (int q2 = 0; q2 < m; ++q2) {
+        std::vector<double> e(n, 0.0);
+        e[std::size_t(sl + o.nslots * q2)] = 1.0;
+        auto const x = ld_solve(l, n, e);
+        for (int q1 = 0; q1 < m; ++q1) {
+          want.push_back(x[std::size_t(sl + o.nslots * q1)]);
+          got.push_back(hc(p * 2 + k, q1, q2));
+        }
+      }
+      EXPECT_LE(ref::rel_maxdiff(got, want), 1e-9)
+          << "team " << Tune::team_size << ", matrix " << p << ", block " << k;
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) return;  // GPU: the default
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  check_gpu_shaped<GpuShapedTune<1>>(seed);
+  using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
+  int const most = Policy(TEST_EXECSPACE(), 1, 1)
+                       .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
+  if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+}
+
 TEST(TEST_CATEGORY, band_cholesky_failure_gives_the_identity_and_its_pivot) {
   Order const o{3, 12};
   int const n = o.nslots * o.m;

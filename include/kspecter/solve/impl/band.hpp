@@ -34,7 +34,7 @@ struct BandTuning {
 template <>
 struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
-  static constexpr int team_size = 128;
+  static constexpr int team_size = 32;  // one warp: a band row of 66 is two entries a thread
   static constexpr int blocks_team_size = 128;
   static constexpr int max_acc = 24;  // m (m + 1) / 2 / 128 for m = 74 is 22
 };
@@ -44,7 +44,7 @@ struct BandTuning<Kokkos::Cuda> {
 template <>
 struct BandTuning<Kokkos::Experimental::HIP> {
   static constexpr bool coalesce = true;
-  static constexpr int team_size = 128;
+  static constexpr int team_size = 64;  // one wavefront
   static constexpr int blocks_team_size = 128;
   static constexpr int max_acc = 24;
 };

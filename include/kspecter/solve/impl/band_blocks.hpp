@@ -101,13 +101,14 @@ void band_strided_inverse_blocks_impl(
       throw ParameterError("solve::band_strided_inverse_blocks: blocks of " + std::to_string(m) +
                            " need more accumulators than BandTuning gives");
   }
-  // Scratch: GPU, the window [w][m]; host, the window [wrows][ld] (rows grouped by
-  // kGroup for the Gram chunks, columns padded to the GEMM tile) and the tile's accumulators.
+  // Scratch: GPU, the window [w][m] and two rows of L; host, the window [wrows][ld] (rows
+  // grouped by kGroup for the Gram chunks, columns padded to the GEMM tile) and the tile's
+  // accumulators.
   constexpr int kGroup = 8;
   int const tile = (m + 15) / 16 * 16, ld = tile;
   int const wrows = (w + kGroup - 1) / kGroup * kGroup;
   std::size_t const win = Tune::coalesce ? std::size_t(w) * m : std::size_t(wrows) * ld;
-  std::size_t const extra = Tune::coalesce ? 0 : std::size_t(tile) * tile + m;
+  std::size_t const extra = Tune::coalesce ? 2 * std::size_t(w) : std::size_t(tile) * tile + m;
   std::size_t const bytes = Scratch::shmem_size(win + extra);
   int const level = int(bytes) <= Policy::scratch_size_max(0) ? 0 : 1;
 #if KSPECTER_SOLVE_HOST_SIMD
@@ -137,53 +138,68 @@ void band_strided_inverse_blocks_impl(
     team.team_barrier();
 
     if constexpr (Tune::coalesce) {
-      // Accumulator e of this thread is entry (q1, q2), q1 >= q2, of the folded triangle.
       int const nt = team.team_size(), rank = team.team_rank();
+      // This thread's accumulators: entries (q1, q2), q1 >= q2, of the triangle folded into
+      // rows (q, m - 1 - q), packed q1 << 16 | q2 once (-1: none), so that the rows below
+      // need no index arithmetic.
+      int const rows = (m + 1) / 2;
+      int idx[Tune::max_acc];
       double acc[Tune::max_acc];
-      for (int e = 0; e < Tune::max_acc; ++e) acc[e] = 0.0;
+      for (int e = 0; e < Tune::max_acc; ++e) {
+        acc[e] = 0.0;
+        int const f = rank + e * nt;
+        int code = -1;
+        if (f < rows * (m + 1)) {
+          int const rr = f / (m + 1), cc = f - rr * (m + 1);
+          if (cc <= rr)
+            code = (rr << 16) | cc;
+          else if (m - 1 - rr != rr)  // the middle row of an odd m is counted once
+            code = ((m - 1 - rr) << 16) | (cc - rr - 1);
+        }
+        idx[e] = code;
+      }
+      // Rows of L staged in scratch, two buffers: row r + 1 is loaded while row r is used.
+      double* lbuf = Z + win;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
+                           [&](int c) { lbuf[c] = L[std::size_t(s) * w + c]; });
+      team.team_barrier();
       for (int r = s; r < n; ++r) {
-        double const* lr = L + std::size_t(r) * w;
+        double const* lr = lbuf + ((r - s) & 1) * w;
         int const qmax = band_imin(m - 1, (r - s) / stride);  // started columns: 0 .. qmax
         double* zrow = Z + (r % w) * m;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qmax + 1), [&](int q) {
           int const start = s + stride * q;
           int const j0 = band_imax(r - b, start);  // z(j, q) = 0 above its start
-          double v = r == start ? 1.0 : 0.0;
-          for (int j = j0; j < r; ++j) v -= lr[j - r + b] * Z[(j % w) * m + q];
-          zrow[q] = v / lr[b];
-        });
-        team.team_barrier();
-        int const rows = (m + 1) / 2;
-        for (int e = 0; e < Tune::max_acc; ++e) {
-          int const f = rank + e * nt;
-          if (f >= rows * (m + 1)) break;
-          int const rr = f / (m + 1), cc = f - rr * (m + 1);
-          int q1, q2;
-          if (cc <= rr) {
-            q1 = rr;
-            q2 = cc;
-          } else {
-            q1 = m - 1 - rr;
-            q2 = cc - rr - 1;
-            if (q1 == rr) continue;  // the middle row of an odd m, counted once
+          int js = j0 % w;
+          double const* lj = lr + (j0 - r + b);
+          double v0 = 0.0, v1 = 0.0;  // two chains: the FMAs of a column overlap
+          int j = j0;
+          for (; j + 1 < r; j += 2, lj += 2) {
+            int const js1 = js + 1 == w ? 0 : js + 1;
+            v0 += lj[0] * Z[js * m + q];
+            v1 += lj[1] * Z[js1 * m + q];
+            js = js1 + 1 == w ? 0 : js1 + 1;
           }
+          if (j < r) v0 += lj[0] * Z[js * m + q];
+          zrow[q] = ((r == start ? 1.0 : 0.0) - (v0 + v1)) / lr[b];
+        });
+        if (r + 1 < n) {
+          double* next = lbuf + ((r + 1 - s) & 1) * w;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
+                               [&](int c) { next[c] = L[std::size_t(r + 1) * w + c]; });
+        }
+        team.team_barrier();
+        for (int e = 0; e < Tune::max_acc; ++e) {
+          int const code = idx[e];
+          if (code < 0) continue;
+          int const q1 = code >> 16, q2 = code & 0xffff;
           if (q1 <= qmax) acc[e] += zrow[q1] * zrow[q2];
         }
       }
-      int const rows = (m + 1) / 2;
       for (int e = 0; e < Tune::max_acc; ++e) {
-        int const f = rank + e * nt;
-        if (f >= rows * (m + 1)) break;
-        int const rr = f / (m + 1), cc = f - rr * (m + 1);
-        int q1, q2;
-        if (cc <= rr) {
-          q1 = rr;
-          q2 = cc;
-        } else {
-          q1 = m - 1 - rr;
-          q2 = cc - rr - 1;
-          if (q1 == rr) continue;
-        }
+        int const code = idx[e];
+        if (code < 0) continue;
+        int const q1 = code >> 16, q2 = code & 0xffff;
         C[q1 * m + q2] = acc[e];
         C[q2 * m + q1] = acc[e];
       }

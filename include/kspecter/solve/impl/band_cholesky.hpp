@@ -34,8 +34,8 @@ KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const*
 // column k below the pivot (col[] keeps it contiguous) and updates the triangle of rows and
 // columns (k, k + b] by the rank-1 product; then row k is final, goes back to memory, and row
 // k + b + 1 takes its slot. Rows whose envelope starts right of k have L(i, k) = 0 and are
-// skipped. GPU: the triangle is folded into a rectangle (rows ii and h - 1 - ii together) so
-// that the team's flat index covers it without idle threads.
+// skipped. GPU: a thread updates rows ii and h - 1 - ii (the same work for every thread);
+// the team is one warp (BandTuning), so that its barriers are warp barriers.
 template <class Tune, class ExecSpace>
 void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
                         Kokkos::View<int*, typename ExecSpace::memory_space> info) {
@@ -102,22 +102,17 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
         if (knew < n) rk[c] = A[std::size_t(knew) * w + c];
       });
       if constexpr (Tune::coalesce) {
-        int const npair = (h + 1) / 2;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, npair * (h + 1)), [&](int e) {
-          int const r = e / (h + 1), c = e - r * (h + 1);
-          int ii, jj;
-          if (c <= r) {
-            ii = r;
-            jj = c;
-          } else {
-            if (2 * r + 1 == h) return;  // the middle row of an odd triangle, once only
-            ii = h - 1 - r;
-            jj = c - r - 1;
+        // Rows ii and h - 1 - ii on one thread: h + 1 entries each, no index arithmetic.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (h + 1) / 2), [&](int t) {
+          for (int pass = 0; pass < 2; ++pass) {
+            int const ii = pass == 0 ? t : h - 1 - t;
+            if (pass == 1 && ii == t) break;
+            double const li = col[ii];
+            if (li == 0.0) continue;  // outside the envelope: nothing to subtract
+            int const i = k + 1 + ii;
+            double* ri = win + (i % w) * w + (k + 1 - i + b);  // entry (i, k + 1)
+            for (int jj = 0; jj <= ii; ++jj) ri[jj] -= li * col[jj];
           }
-          double const li = col[ii], lj = col[jj];
-          if (li == 0.0 || lj == 0.0) return;  // outside the envelope: nothing to subtract
-          int const i = k + 1 + ii, j = k + 1 + jj;
-          win[(i % w) * w + (j - i + b)] -= li * lj;
         });
       } else {
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
