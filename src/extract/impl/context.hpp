@@ -3,7 +3,7 @@
 #pragma once
 
 #include "../host_steps.hpp"
-#include "../kernels.hpp"
+#include "types.hpp"
 
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/extract/frame.hpp>

@@ -27,10 +27,10 @@ class PatchCapture {
       index_.push_back(i);
       PatchDebug pd;
       pd.patch = fc.plan.patches[static_cast<std::size_t>(batch.patch_begin + i)];
-      pd.x0 = ws.ptab_host(i, PF_X0);
-      pd.x1 = ws.ptab_host(i, PF_X1);
-      pd.y0 = ws.ptab_host(i, PF_Y0);
-      pd.y1 = ws.ptab_host(i, PF_Y1);
+      pd.x0 = ws.ptab_host(i).x0;
+      pd.x1 = ws.ptab_host(i).x1;
+      pd.y0 = ws.ptab_host(i).y0;
+      pd.y1 = ws.ptab_host(i).y1;
       pd.n = fc.shape.n;
       pd.nslots = fc.shape.nslots;
       pd.m = fc.shape.m;

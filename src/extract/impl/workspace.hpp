@@ -41,7 +41,7 @@ struct BatchViews {
   int nrow_max = 0;                          // window rows the row ranges hold
   typename T::Spots spots;                   // [nfb][nfull][sny][snx]
   typename T::Corners xc, yc;                // [nfb][nfull]
-  typename T::Table ptab;                    // [pmax][NPT], rows [0, P) in use
+  typename T::Table ptab;                    // [pmax], entries [0, P) in use
   typename T::Mat icov;                      // [P][n][n]
   typename T::Vec rhs, fw;                   // [P][n]
   typename T::Vec1 minw;                     // [P]
@@ -74,10 +74,10 @@ class Workspace {
   typename T::Mat q_all;
   typename T::Table ptab_all;
   typename T::Table::HostMirror ptab_host;
-  typename T::Vec pix_all;    // [pmax][window pixels], grown as windows need
-  typename T::Ranges rr_all;  // [pmax][nslots][window rows][2], grown with pix_all
-  Kokkos::View<int***, Kokkos::LayoutRight, mem> xr_all;  // [pmax][nslots][2]
-  psf::Spots<mem> spots;  // the batch's spots (the provider reallocates them)
+  typename T::Vec pix_all;     // [pmax][window pixels], grown as windows need
+  typename T::Ranges rr_all;   // [pmax * nslots][window rows][2], grown with pix_all
+  typename T::XRanges xr_all;  // [pmax * nslots][2]
+  psf::Spots<mem> spots;       // the batch's spots (the provider reallocates them)
 
   std::vector<char> ready;  // columns whose weights are sanitized
   MemoryMeter meter;
@@ -118,11 +118,11 @@ class Workspace {
         typename T::Blocks(noinit("kspecter::extract::cov_blocks"), pmax, s.nslots, s.m, s.m);
     q_all =
         typename T::Mat(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * s.ncs, s.m, s.m);
-    ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax, int(NPT));
+    ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax);
     ptab_host = Kokkos::create_mirror_view(ptab_all);
     meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
                bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
-    xr_all = decltype(xr_all)(noinit("kspecter::extract::slot_columns"), pmax, s.nslots, 2);
+    xr_all = typename T::XRanges(noinit("kspecter::extract::slot_columns"), pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
     ready.assign(std::size_t(s.npx), 0);
   }
@@ -139,14 +139,14 @@ class Workspace {
   void reserve_pixels(std::size_t npix, int nrow) {
     int const pmax = shape_.pmax;
     if (pix_all.extent(0) >= std::size_t(pmax) && pix_all.extent(1) >= npix &&
-        rr_all.extent(2) >= std::size_t(nrow))
+        rr_all.extent(1) >= std::size_t(nrow))
       return;
     meter.release(pix_bytes_);
     pix_all = typename T::Vec();
     rr_all = typename T::Ranges();
     pix_all = typename T::Vec(noinit("kspecter::extract::chi2_pixels"), pmax, npix);
     rr_all =
-        typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax, shape_.nslots, nrow, 2);
+        typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax * shape_.nslots, nrow, 2);
     pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
     meter.hold(pix_bytes_);
   }
@@ -156,7 +156,7 @@ class Workspace {
     BatchViews<ExecSpace> b;
     auto const pr = std::make_pair(0, P);
     b.P = P;
-    b.nrow_max = static_cast<int>(rr_all.extent(2));
+    b.nrow_max = static_cast<int>(rr_all.extent(1));
     b.spots = spots.values;
     b.xc = spots.xc;
     b.yc = spots.yc;
