@@ -7,6 +7,7 @@
 //
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
+//                 [--solver band|dense]
 //
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
 // Defaults: every bundle on a GPU backend, 1 bundle on a host backend (--nbundles 20 for the
@@ -55,14 +56,16 @@ struct Args {
   int repeat = 1;
   int warmup = -1;  // -1: on for GPUs, off for host backends
   double budget_gib = 4;
-  bool kernels = false;  // one more run, each kernel fenced and timed (kernel_timer.hpp)
+  bool kernels = false;         // one more run, each kernel fenced and timed (kernel_timer.hpp)
+  std::string solver = "band";  // ExtractOptions::band_solve
 };
 
 int usage() {
   std::fprintf(
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
-      "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels]\n");
+      "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
+      "band|dense]\n");
   return 2;
 }
 
@@ -183,9 +186,9 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
   std::printf(
       "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-      "in %d batch(es)\n",
+      "in %d batch(es), %s solver\n",
       name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
-      res.stats.npatch, res.stats.n, res.stats.nbatch);
+      res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense");
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
   for (auto const& e : best_times.entries()) {
@@ -267,6 +270,9 @@ int main(int argc, char** argv) {
       a.budget_gib = std::atof(v);
     else if (s == "--kernels")
       a.kernels = true;
+    else if (s == "--solver" && (v = next()) &&
+             (std::string(v) == "band" || std::string(v) == "dense"))
+      a.solver = v;
     else
       return usage();
   }
@@ -306,6 +312,7 @@ int main(int argc, char** argv) {
     opt.specmin = 0;
     opt.nspec = std::min(p.nfiber, 25 * nbundles);
     opt.memory_budget = std::size_t(a.budget_gib * double(std::size_t(1) << 30));
+    opt.band_solve = a.solver == "band";
 
     // The image: default spectra through the PSF, Poisson + 3 e- read noise, on the host.
     double const ts = now();

@@ -6,6 +6,7 @@
 #include "../host_steps.hpp"
 #include "../out_of_memory.hpp"
 #include "assembly.hpp"
+#include "band_solve.hpp"
 #include "context.hpp"
 #include "covariance.hpp"
 #include "decorrelation.hpp"
@@ -51,10 +52,16 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     capture.before_assembly(b);
     res.stats.assembly_macs += assemble(fc, b, ws);
     capture.after_assembly(b);
-    res.stats.nfailed += factorise(fc, b);
+    // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
+    int const hw = opt.band_solve ? band_half_width(fc, b) : -1;
+    res.stats.nbatch_band += hw >= 0 ? 1 : 0;
+    res.stats.nfailed += hw >= 0 ? factorise_band(fc, b, hw) : factorise(fc, b);
     capture.after_factorisation(b);
-    covariance_blocks(fc, b);
-    decorrelate(fc, b, ws);
+    if (hw >= 0)
+      covariance_blocks_band(fc, b, hw);
+    else
+      covariance_blocks(fc, b);
+    decorrelate(fc, b, ws, hw >= 0);
     capture.after_decorrelation(b, fc.shape.ncs);
     res.stats.quality_macs += assess_quality(fc, batch, b, ws);
     capture.move_to(res.debug);

@@ -37,17 +37,20 @@ std::size_t bytes_of(View const& v) {
 template <class ExecSpace>
 struct BatchViews {
   using T = Types<ExecSpace>;
-  int P = 0;                                 // patches of the batch
-  int nrow_max = 0;                          // window rows the row ranges hold
-  typename T::Spots spots;                   // [nfb][nfull][sny][snx]
-  typename T::Corners xc, yc;                // [nfb][nfull]
-  typename T::Table ptab;                    // [pmax], entries [0, P) in use
-  typename T::Mat icov;                      // [P][n][n]
-  typename T::Vec rhs, fw;                   // [P][n]
-  typename T::Vec1 minw;                     // [P]
-  Kokkos::View<int*, typename T::mem> info;  // [P] Cholesky status
-  typename T::Blocks cblk;                   // [P][nslots][m][m]
-  typename T::Mat qb;                        // [P * ncs][m][m]
+  int P = 0;                                       // patches of the batch
+  int nrow_max = 0;                                // window rows the row ranges hold
+  typename T::Spots spots;                         // [nfb][nfull][sny][snx]
+  typename T::Corners xc, yc;                      // [nfb][nfull]
+  typename T::Table ptab;                          // [pmax], entries [0, P) in use
+  typename T::Mat icov;                            // [P][n][n]
+  typename T::Vec rhs, fw;                         // [P][n]
+  typename T::Vec1 minw;                           // [P]
+  Kokkos::View<int*, typename T::mem> info;        // [P] Cholesky status
+  typename T::Blocks cblk;                         // [P][nslots][m][m] (band path: the band)
+  typename T::Mat qb;                              // [P * ncs][m][m]
+  typename T::Vec rhs_band;                        // [P][n] band path: y in wavelength-major order
+  Kokkos::View<int*, typename T::mem> half_width;  // [P]
+  Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
 };
 
 template <class ExecSpace>
@@ -72,6 +75,9 @@ class Workspace {
   Kokkos::View<int*, mem> info_all;
   typename T::Blocks cblk_all;
   typename T::Mat q_all;
+  typename T::Vec rhs_band_all;                                  // band path (band_solve.hpp)
+  Kokkos::View<int*, mem> half_width_all;                        // band path
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> core_slots_all;  // band path
   typename T::Table ptab_all;
   typename T::Table::HostMirror ptab_host;
   typename T::Vec pix_all;     // [pmax][window pixels], grown as windows need
@@ -118,6 +124,11 @@ class Workspace {
         typename T::Blocks(noinit("kspecter::extract::cov_blocks"), pmax, s.nslots, s.m, s.m);
     q_all =
         typename T::Mat(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * s.ncs, s.m, s.m);
+    rhs_band_all = typename T::Vec(noinit("kspecter::extract::rhs_band"), pmax, s.n);
+    half_width_all = Kokkos::View<int*, mem>(noinit("kspecter::extract::half_width"), pmax);
+    core_slots_all = Kokkos::View<int**, Kokkos::LayoutRight, mem>(
+        noinit("kspecter::extract::core_slots"), pmax, s.ncs);
+    meter.hold(bytes_of(rhs_band_all) + bytes_of(half_width_all) + bytes_of(core_slots_all));
     ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax);
     ptab_host = Kokkos::create_mirror_view(ptab_all);
     meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
@@ -169,6 +180,9 @@ class Workspace {
     b.cblk = Kokkos::subview(cblk_all, pr, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     b.qb = Kokkos::subview(q_all, std::make_pair(std::size_t(0), std::size_t(P) * shape_.ncs),
                            Kokkos::ALL, Kokkos::ALL);
+    b.rhs_band = Kokkos::subview(rhs_band_all, pr, Kokkos::ALL);
+    b.half_width = Kokkos::subview(half_width_all, pr);
+    b.core_slots = Kokkos::subview(core_slots_all, pr, Kokkos::ALL);
     return b;
   }
 

@@ -4,8 +4,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
-#include <kspecter/solve/impl/band.hpp>
+#include <kspecter/solve/band.hpp>
 #include <kspecter/solve/impl/band_cholesky.hpp>
 #include <kspecter/solve/impl/band_host_simd.hpp>
 #include <string>
@@ -33,10 +34,10 @@ inline void band_block_host(BandBlockHost const& g, double const* L, int s, doub
   for (int e = 0; e < g.tile * g.tile; ++e) acc[e] = 0.0;
   for (int r = s; r < g.n; ++r) {
     double const* lr = L + std::size_t(r) * g.w;
-    int const nq = band_imin(g.m - 1, (r - s) / g.stride) + 1;
+    int const nq = compat::imin(g.m - 1, (r - s) / g.stride) + 1;
     int const ncol = (nq + 7) / 8 * 8;
-    int const j0 = band_imax(r - b, s), len = r - j0;
-    int const s0 = j0 % W, n1 = band_imin(len, W - s0);
+    int const j0 = compat::imax(r - b, s), len = r - j0;
+    int const s0 = j0 % W, n1 = compat::imin(len, W - s0);
     double* out = Z + (r % W) * ld;
     double const inv = 1.0 / lr[b];
     row(BandRowArgs{out, lr + (j0 - r + b), Z + s0 * ld, n1, lr + (j0 + n1 - r + b), Z, len - n1,
@@ -44,7 +45,7 @@ inline void band_block_host(BandBlockHost const& g, double const* L, int s, doub
     for (int q = ncol; q < ld; ++q) out[q] = 0.0;
     if ((r - s) % g.stride == 0 && (r - s) / g.stride < g.m) out[(r - s) / g.stride] += inv;
     if ((r + 1) % g.group == 0 || r == g.n - 1) {
-      int const g0 = band_imax(s, r - r % g.group);
+      int const g0 = compat::imax(s, r - r % g.group);
       double const* zg = Z + (g0 % W) * ld;
       chunk(ChunkArgs{zg, ld, zg, ld, acc, g.tile, g.tile, g.tile, nq, nq, r - g0 + 1, 0, 0, 0,
                       kChunkStoreLower, false});
@@ -165,11 +166,11 @@ void band_strided_inverse_blocks_impl(
       team.team_barrier();
       for (int r = s; r < n; ++r) {
         double const* lr = lbuf + ((r - s) & 1) * w;
-        int const qmax = band_imin(m - 1, (r - s) / stride);  // started columns: 0 .. qmax
+        int const qmax = compat::imin(m - 1, (r - s) / stride);  // started columns: 0 .. qmax
         double* zrow = Z + (r % w) * m;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qmax + 1), [&](int q) {
           int const start = s + stride * q;
-          int const j0 = band_imax(r - b, start);  // z(j, q) = 0 above its start
+          int const j0 = compat::imax(r - b, start);  // z(j, q) = 0 above its start
           int js = j0 % w;
           double const* lj = lr + (j0 - r + b);
           double v0 = 0.0, v1 = 0.0;  // two chains: the FMAs of a column overlap
@@ -216,11 +217,11 @@ void band_strided_inverse_blocks_impl(
         for (int e = 0; e < m * m; ++e) C[e] = 0.0;
         for (int r = s; r < n; ++r) {
           double const* lr = L + std::size_t(r) * w;
-          int const qmax = band_imin(m - 1, (r - s) / stride);
+          int const qmax = compat::imin(m - 1, (r - s) / stride);
           int const nq = qmax + 1;
           for (int q = 0; q < nq; ++q) zr[q] = r == s + stride * q ? 1.0 : 0.0;
           // Rows above the first start hold zeros in the window: no need to skip them.
-          for (int j = band_imax(r - b, s); j < r; ++j) {
+          for (int j = compat::imax(r - b, s); j < r; ++j) {
             double const lj = lr[j - r + b];
             if (lj == 0.0) continue;
             double const* zj = Z + (j % wrows) * ld;

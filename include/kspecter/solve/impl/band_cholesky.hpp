@@ -5,15 +5,12 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
-#include <kspecter/solve/impl/band.hpp>
+#include <kspecter/solve/band.hpp>
 #include <string>
 
 namespace kspecter::solve {
 
 namespace detail {
-
-KOKKOS_INLINE_FUNCTION int band_imin(int a, int b) { return a < b ? a : b; }
-KOKKOS_INLINE_FUNCTION int band_imax(int a, int b) { return a > b ? a : b; }
 
 /// Absolute first nonzero column of each row of a band matrix (i if none): its envelope.
 template <class Member>
@@ -22,7 +19,7 @@ KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const*
   int const b = w - 1;
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
     double const* row = ab + std::size_t(i) * w;
-    int c = band_imax(0, b - i);
+    int c = compat::imax(0, b - i);
     while (c < b && row[c] == 0.0) ++c;
     first[i] = i - b + c;
   });
@@ -68,7 +65,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     double* win = sw.data();
     double* col = win + std::size_t(w) * w;
     team_band_envelope(team, A, n, w, first.data());
-    int const nload = band_imin(n, w);
+    int const nload = compat::imin(n, w);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nload * w), [&](int e) {
       int const i = e / w, c = e - i * w;
       win[(i % w) * w + c] = A[std::size_t(i) * w + c];
@@ -84,7 +81,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       }
       double const lkk = compat::sqrt(d);
       double const inv = 1.0 / lkk;
-      int const h = band_imin(b, n - 1 - k);  // rows k + 1 .. k + h below the pivot
+      int const h = compat::imin(b, n - 1 - k);  // rows k + 1 .. k + h below the pivot
       // 1. column k of L, rows k + 1 .. k + h (zero where the row starts right of k).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
         int const i = k + 1 + ii;
@@ -137,7 +134,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     return pol.set_scratch_size(level, Kokkos::PerTeam(win_bytes + env_bytes));
   };
   int const most = scratch(Policy(space, nmat, 1)).team_size_max(kernel, Kokkos::ParallelForTag());
-  Policy const policy = scratch(Policy(space, nmat, band_imin(Tune::team_size, most)));
+  Policy const policy = scratch(Policy(space, nmat, compat::imin(Tune::team_size, most)));
   Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
 }
 
@@ -163,7 +160,7 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
     double* x = &rhs(p, 0);
     for (int i = 0; i < n; ++i) {
       double const* li = L + std::size_t(i) * w;
-      int const c0 = band_imax(0, b - i);
+      int const c0 = compat::imax(0, b - i);
       double s = 0.0;
       Kokkos::parallel_reduce(
           Kokkos::TeamThreadRange(team, c0, b),
@@ -176,13 +173,13 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
       Kokkos::single(Kokkos::PerTeam(team), [&]() { x[i] /= li[b]; });
       team.team_barrier();
       double const xi = x[i];
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, band_imax(0, b - i), b),
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, compat::imax(0, b - i), b),
                            [&](int c) { x[i - b + c] -= li[c] * xi; });
       team.team_barrier();
     }
   };
   int const most = Policy(space, nmat, 1).team_size_max(kernel, Kokkos::ParallelForTag());
-  Policy const policy(space, nmat, band_imin(Tune::team_size, most));
+  Policy const policy(space, nmat, compat::imin(Tune::team_size, most));
   Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
 }
 

@@ -76,19 +76,26 @@ void band_strided_inverse_blocks(
     Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> slot,
     int stride, MatrixBatch<typename ExecSpace::memory_space> c);
 
-/// Band storage of dense symmetric matrices whose unknowns are fiber-major (u = slot * m +
-/// bin, the order of extraction's assembly), in wavelength-major order v = bin * nslots +
-/// slot. Reads only the lower triangle of `dense`. outside(p) counts the nonzeros of matrix p
-/// that lie beyond the half-bandwidth ab.extent(2) - 1 (dropped; the caller must widen the
-/// band when it is not 0).
+/// hw(p) = the half-bandwidth of dense symmetric matrix p (fiber-major unknowns, u = slot *
+/// m + bin, the order of extraction's assembly) in wavelength-major order v = bin * nslots +
+/// slot: the largest |v(i) - v(j)| over its nonzeros. Reads only the lower triangle.
+template <class ExecSpace>
+void band_half_width_wavelength_major(ExecSpace const& space,
+                                      MatrixBatch<typename ExecSpace::memory_space> dense,
+                                      int nslots,
+                                      Kokkos::View<int*, typename ExecSpace::memory_space> hw);
+
+/// The band storage (half-bandwidth ab.extent(2) - 1) of dense symmetric matrices with
+/// fiber-major unknowns, in wavelength-major order. Reads only the lower triangle; entries
+/// beyond the band are dropped, so the band must be at least band_half_width's.
 template <class ExecSpace>
 void pack_band_wavelength_major(ExecSpace const& space,
                                 MatrixBatch<typename ExecSpace::memory_space> dense, int nslots,
-                                BandBatch<typename ExecSpace::memory_space> ab,
-                                Kokkos::View<int*, typename ExecSpace::memory_space> outside);
+                                BandBatch<typename ExecSpace::memory_space> ab);
 
 }  // namespace kspecter::solve
 
+// Implementations (team kernels, header-only so that each backend instantiates them).
 #include <kspecter/solve/impl/band_blocks.hpp>
 #include <kspecter/solve/impl/band_cholesky.hpp>
 #include <kspecter/solve/impl/band_pack.hpp>
