@@ -7,6 +7,7 @@
 
 #include <kspecter/extract/patch_plan.hpp>
 #include <kspecter/psf/spots.hpp>
+#include <kspecter/solve/band.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -42,7 +43,8 @@ struct BatchViews {
   typename T::Spots spots;                         // [nfb][nfull][sny][snx]
   typename T::Corners xc, yc;                      // [nfb][nfull]
   typename T::Table ptab;                          // [pmax], entries [0, P) in use
-  typename T::Mat icov;                            // [P][n][n]
+  typename T::Mat icov;                            // [P][n][n] (dense path)
+  solve::BandBatch<typename T::mem> band;          // [P][n][hw + 1] (band path, band_solve.hpp)
   typename T::Vec rhs, fw;                         // [P][n]
   typename T::Vec1 minw;                           // [P]
   Kokkos::View<int*, typename T::mem> info;        // [P] Cholesky status
@@ -114,7 +116,6 @@ class Workspace {
     Kokkos::deep_copy(space_, full_wave, h);
 
     int const pmax = s.pmax;
-    icov_all = typename T::Mat(noinit("kspecter::extract::icov"), pmax, s.n, s.n);
     rhs_all = typename T::Vec(noinit("kspecter::extract::rhs"), pmax, s.n);
     fw_all = typename T::Vec(noinit("kspecter::extract::fluxweight"), pmax, s.n);
     minw_all = typename T::Vec1(noinit("kspecter::extract::minweight"), pmax);
@@ -131,11 +132,19 @@ class Workspace {
     meter.hold(bytes_of(rhs_band_all) + bytes_of(half_width_all) + bytes_of(core_slots_all));
     ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax);
     ptab_host = Kokkos::create_mirror_view(ptab_all);
-    meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
-               bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+    meter.hold(bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) + bytes_of(info_all) +
+               bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
     xr_all = typename T::XRanges(noinit("kspecter::extract::slot_columns"), pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
     ready.assign(std::size_t(s.npx), 0);
+  }
+
+  /// The dense matrices [pmax][n][n], for the batches that take the dense path (allocated
+  /// when the first such batch comes).
+  void ensure_dense() {
+    if (icov_all.extent(0) > 0) return;
+    icov_all = typename T::Mat(noinit("kspecter::extract::icov"), shape_.pmax, shape_.n, shape_.n);
+    meter.hold(bytes_of(icov_all));
   }
 
   /// Meters the spots the provider just made (in place of the previous batch's).
@@ -162,8 +171,9 @@ class Workspace {
     meter.hold(pix_bytes_);
   }
 
-  /// The first P patches' buffers, with this batch's spots.
-  BatchViews<ExecSpace> batch(int P) const {
+  /// The first P patches' buffers, with this batch's spots: iCov as band matrices of
+  /// half-width hw, or dense ones (hw < 0; ensure_dense first).
+  BatchViews<ExecSpace> batch(int P, int hw) const {
     BatchViews<ExecSpace> b;
     auto const pr = std::make_pair(0, P);
     b.P = P;
@@ -172,7 +182,10 @@ class Workspace {
     b.xc = spots.xc;
     b.yc = spots.yc;
     b.ptab = ptab_all;
-    b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
+    if (hw >= 0)
+      b.band = solve::BandBatch<mem>(cblk_all.data(), P, shape_.n, hw + 1);
+    else
+      b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
     b.rhs = Kokkos::subview(rhs_all, pr, Kokkos::ALL);
     b.fw = Kokkos::subview(fw_all, pr, Kokkos::ALL);
     b.minw = Kokkos::subview(minw_all, pr);
