@@ -37,6 +37,10 @@ LABELS = [
     ("ModelChi2", "extract::model_chi2"),
     ("Chi2PixMask", "extract::chi2pix"),
     ("FrameModel", "extract::frame_model"),
+    ("BandFromSpots", "extract::band_from_spots"),
+    ("ReorderRhs", "extract::rhs_to/from_band"),
+    ("CoreSlots", "extract::core_slots"),
+    ("ViewFill", "Kokkos::ViewFill (zeroing)"),
     ("ViewValueFunctor", "(View initialisation)"),
     ("ViewCopy", "(View copy)"),
 ]
