@@ -134,6 +134,8 @@ class Workspace {
     ptab_host = Kokkos::create_mirror_view(ptab_all);
     meter.hold(bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) + bytes_of(info_all) +
                bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+    advise_huge_pages(cblk_all);  // the band (or the dense blocks) and Q: written whole
+    advise_huge_pages(q_all);
     xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
                                            pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
@@ -146,6 +148,7 @@ class Workspace {
     if (icov_all.extent(0) > 0) return;
     icov_all = allocate<typename T::Mat>(space_, "kspecter::extract::icov", shape_.pmax, shape_.n,
                                          shape_.n);
+    advise_huge_pages(icov_all);
     meter.hold(bytes_of(icov_all));
   }
 
@@ -169,6 +172,7 @@ class Workspace {
     pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, npix);
     rr_all = allocate<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
                                           pmax * shape_.nslots, nrow, 2);
+    advise_huge_pages(pix_all);
     pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
     meter.hold(pix_bytes_);
   }
