@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The "after" numbers of issue 14 in one device call (about 200 s; at most 500 s with
-# gpu_specter). Here: `perf/gpu_run.sh prepare` (or `ninja -C build-cuda bench_extract
+# The "after" numbers of issue 14 in one device call (30 s on an H100, 2026-11-24; at most
+# 500 s with gpu_specter). Here: `perf/gpu_run.sh prepare` (or `ninja -C build-cuda bench_extract
 # kspecter_cli && perf/gpu_run.sh stage`), then copy the stage and this script into an ignored
 # folder of the checkout the device tool sends, e.g.
 #   rm -rf <checkout>/.gpu-perf && cp -r .gpu <checkout>/.gpu-perf &&
@@ -16,7 +16,9 @@
 #      bitwise (--max-pull 0), GPU vs CPU (max |pull|);
 #   3. gpu_specter on the same preproc and PSF, when a checkout of it (with py/gpu_specter) is
 #      carried as .gpu-specter, or GPU_SPECTER=<folder>; its Python needs (fitsio, astropy)
-#      may come in <folder>/site (added to PYTHONPATH). Never committed here (RULES.md).
+#      may come in <folder>/site (added to PYTHONPATH; the device image has numpy, cupy and
+#      numba, not fitsio or astropy, and Debian 12 packages are built for its Python 3.11, not
+#      the device's 3.12). Never committed here (RULES.md).
 set -uo pipefail
 B="$KSPECTER_BDIR"
 cli="$KSPECTER_CLI"
