@@ -6,8 +6,10 @@
 // and spectra per second, next to the gpu_specter reference numbers of issue 4.
 //
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
-//                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D]
+//                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
+//                 [--solver band|dense]
 //
+// --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
 // Defaults: every bundle on a GPU backend, 1 bundle on a host backend (--nbundles 20 for the
 // full frame). Targets: <= 10 s per bundle on 2 CPU cores, <= 1 s per frame on an H200.
 // Flop counts: spots 2 ngx (ngy ny + ny nx) per spot (separable Gauss-Hermite sum);
@@ -26,6 +28,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "kernel_timer.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,6 +39,9 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <time.h>
+#include <unistd.h>
 
 namespace {
 
@@ -49,18 +56,45 @@ struct Args {
   int repeat = 1;
   int warmup = -1;  // -1: on for GPUs, off for host backends
   double budget_gib = 4;
+  bool kernels = false;         // one more run, each kernel fenced and timed (kernel_timer.hpp)
+  std::string solver = "band";  // ExtractOptions::band_solve
 };
 
 int usage() {
   std::fprintf(
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
-      "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB]\n");
+      "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
+      "band|dense]\n");
   return 2;
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// `perf record --control fd:CTL,ACK -D -1` with KSPECTER_PERF_CTL_FD=CTL (and
+// KSPECTER_PERF_ACK_FD=ACK) samples the timed extractions only, not the simulation.
+void perf_control(char const* what) {
+  static int const ctl = [] {
+    char const* e = std::getenv("KSPECTER_PERF_CTL_FD");
+    return e ? std::atoi(e) : -1;
+  }();
+  static int const ack = [] {
+    char const* e = std::getenv("KSPECTER_PERF_ACK_FD");
+    return e ? std::atoi(e) : -1;
+  }();
+  if (ctl < 0) return;
+  std::string const msg = std::string(what) + "\n";
+  if (write(ctl, msg.data(), msg.size()) < 0) return;
+  char buf[8];
+  if (ack >= 0 && read(ack, buf, sizeof buf) < 0) return;
 }
 
 struct Work {
@@ -110,22 +144,36 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const warmup = a.warmup >= 0 ? a.warmup : (host ? 0 : 1);
   for (int i = 0; i < warmup; ++i) extract::extract_frame(space, p, dimg, divar, opt);
 
-  std::vector<double> totals;
+  std::vector<double> totals, cpus;
   StageTimes best_times;
   extract::FrameResult res;
   double best = 1e300;
   for (int r = 0; r < std::max(1, a.repeat); ++r) {
     StageTimes times;
     space.fence();
+    perf_control("enable");
+    double const c0 = process_cpu_seconds();
     double const t0 = now();
     res = extract::extract_frame(space, p, dimg, divar, opt, &times);
     space.fence();
     double const t = now() - t0;
+    perf_control("disable");
     totals.push_back(t);
+    cpus.push_back(process_cpu_seconds() - c0);
     if (t < best) {
       best = t;
       best_times = times;
     }
+  }
+
+  if (a.kernels) {  // after the timed runs, so that its fences do not touch their times
+    bench::KernelTimer kt;
+    space.fence();
+    kt.start();
+    extract::extract_frame(space, p, dimg, divar, opt);
+    space.fence();
+    kt.stop();
+    kt.print(1, host ? space.concurrency() : 1);
   }
 
   Work const w = flop_model(p, res, opt);
@@ -138,9 +186,9 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
   std::printf(
       "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-      "in %d batch(es)\n",
+      "in %d batch(es), %s solver\n",
       name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
-      res.stats.npatch, res.stats.n, res.stats.nbatch);
+      res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense");
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
   for (auto const& e : best_times.entries()) {
@@ -158,6 +206,13 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   std::printf("%-34s %10.4f   (best of %d; all:", "extract_frame wall", best, int(totals.size()));
   for (double t : totals) std::printf(" %.4f", t);
   std::printf(")\n");
+  if (host) {  // on a shared machine, CPU time / threads estimates the wall time on idle cores
+    std::printf("%-34s %10.4f   (process CPU time / %d threads; all:", "extract_frame cpu/threads",
+                *std::min_element(cpus.begin(), cpus.end()) / space.concurrency(),
+                space.concurrency());
+    for (double c : cpus) std::printf(" %.4f", c / space.concurrency());
+    std::printf(")\n");
+  }
   double const img_bytes = 2.0 * double(ny) * nx * sizeof(double);
   std::printf(
       "peak device memory: %.1f MiB held by extract_frame (+ %.1f MiB input image/ivar; solve/ and "
@@ -213,6 +268,11 @@ int main(int argc, char** argv) {
       a.warmup = std::atoi(v);
     else if (s == "--budget" && (v = next()))
       a.budget_gib = std::atof(v);
+    else if (s == "--kernels")
+      a.kernels = true;
+    else if (s == "--solver" && (v = next()) &&
+             (std::string(v) == "band" || std::string(v) == "dense"))
+      a.solver = v;
     else
       return usage();
   }
@@ -252,6 +312,7 @@ int main(int argc, char** argv) {
     opt.specmin = 0;
     opt.nspec = std::min(p.nfiber, 25 * nbundles);
     opt.memory_budget = std::size_t(a.budget_gib * double(std::size_t(1) << 30));
+    opt.band_solve = a.solver == "band";
 
     // The image: default spectra through the PSF, Poisson + 3 e- read noise, on the host.
     double const ts = now();

@@ -636,6 +636,36 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   }
 }
 
+// The band solve (ExtractOptions::band_solve, the default) and the dense one give the same
+// frame to rounding: flux within 1e-9 sigma, ivar and resolution to 1e-10 relative, the
+// same masks.
+TEST(TEST_CATEGORY, extract_band_and_dense_solves_agree) {
+  Toy t(30, 60);
+  t.add_noise(23);
+  t.opt.band_solve = true;
+  FrameResult const band = run(t.psf, t.image, t.ivar, t.opt);
+  t.opt.band_solve = false;
+  FrameResult const dense = run(t.psf, t.image, t.ivar, t.opt);
+  EXPECT_EQ(band.stats.nbatch_band, band.stats.nbatch);
+  EXPECT_EQ(dense.stats.nbatch_band, 0);
+  double pull = 0, divar = 0, dres = 0, rmax = 0, imax = 0;
+  for (std::size_t i = 0; i < band.flux.size(); ++i) {
+    double const s = std::sqrt(1 / band.ivar[i] + 1 / dense.ivar[i]);
+    if (band.ivar[i] > 0) pull = std::max(pull, std::fabs(band.flux[i] - dense.flux[i]) / s);
+    divar = std::max(divar, std::fabs(band.ivar[i] - dense.ivar[i]));
+    imax = std::max(imax, std::fabs(dense.ivar[i]));
+  }
+  for (std::size_t i = 0; i < band.resolution.size(); ++i) {
+    dres = std::max(dres, std::fabs(band.resolution[i] - dense.resolution[i]));
+    rmax = std::max(rmax, std::fabs(dense.resolution[i]));
+  }
+  EXPECT_GT(imax, 0);
+  EXPECT_LE(pull, 1e-9);
+  EXPECT_LE(divar / imax, 1e-10);
+  EXPECT_LE(dres / rmax, 1e-10);
+  EXPECT_EQ(band.mask, dense.mask);
+}
+
 // ---------------------------------------------------------------------------------------
 TEST(TEST_CATEGORY, extract_rejects_bad_inputs) {
   Toy t(10, 40);

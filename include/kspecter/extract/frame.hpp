@@ -23,14 +23,15 @@ using ImageView = Kokkos::View<const double**, Kokkos::LayoutRight, MemorySpace>
 
 /// Work done, for flop counts and checks (every number is exact, counted by the kernels).
 struct ExtractStats {
-  int npatch = 0;                     // patches solved
-  int nbatch = 0;                     // device batches
-  int nfailed = 0;                    // patches whose Cholesky failed (all their bins got ivar = 0)
-  int n = 0;                          // unknowns per patch matrix (fiber slots x padded bins)
-  int block = 0;                      // bins per fiber block (padded bins)
-  long long nspots = 0;               // spots evaluated
-  long long assembly_macs = 0;        // pixel products summed into iCov, y and fluxweight
-  long long quality_macs = 0;         // pixel products of model, chi2pix and pixmask_fraction
+  int npatch = 0;               // patches solved
+  int nbatch = 0;               // device batches
+  int nbatch_band = 0;          // of those, solved on the band path (ExtractOptions::band_solve)
+  int nfailed = 0;              // patches whose Cholesky failed (all their bins got ivar = 0)
+  int n = 0;                    // unknowns per patch matrix (fiber slots x padded bins)
+  int block = 0;                // bins per fiber block (padded bins)
+  long long nspots = 0;         // spots evaluated
+  long long assembly_macs = 0;  // pixel products summed into iCov, y and fluxweight
+  long long quality_macs = 0;   // pixel products of model, chi2pix and pixmask_fraction
   std::size_t peak_device_bytes = 0;  // largest device memory held by extract_frame at once
 };
 

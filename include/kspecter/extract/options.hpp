@@ -33,6 +33,11 @@ struct ExtractOptions {
   double regularize = 0;        // alpha of the bins with enough light (gpu_specter --regularize)
   double psferr = -1;           // model error for chi2pix; < 0: the PSF's PSFERR (0.01 when absent)
   double eig_rel_clip = 1e-14;  // eigenvalue floor of the block inverse square roots, relative
+  /// Factorise iCov as a band matrix in wavelength-major order and make only the core fibers'
+  /// covariance blocks (solve/band.hpp; the same numbers to ~1e-14); false: the dense
+  /// Cholesky and all fiber blocks of solve/batched.hpp. A batch whose band is wider than a
+  /// fiber block takes the dense path either way.
+  bool band_solve = true;
 
   // ---- outputs
   bool model = false;                 // also return the model image A f of the whole CCD

@@ -164,6 +164,7 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   if (int(out.values.extent(0)) != nfiber || int(out.values.extent(1)) != nwave ||
       int(out.values.extent(2)) != ny || int(out.values.extent(3)) != nx)
     out.values = allocate<V4>(space, "kspecter::psf::spots", nfiber, nwave, ny, nx);
+  advise_huge_pages(out.values);  // written whole by the kernel (perf/cpu_profile.md)
   if (int(out.xc.extent(0)) != nfiber || int(out.xc.extent(1)) != nwave)
     out.xc = allocate<V2i>(space, "kspecter::psf::spots_xc", nfiber, nwave);
   if (int(out.yc.extent(0)) != nfiber || int(out.yc.extent(1)) != nwave)

@@ -5,6 +5,8 @@
 #include "context.hpp"
 #include "workspace.hpp"
 
+#include <kspecter/solve/band.hpp>
+
 namespace kspecter::extract::detail {
 
 // iCov = A^T W A, y = A^T W p, fluxweight = A^T W 1, straight from the spots: entry (i, j)
@@ -12,7 +14,9 @@ namespace kspecter::extract::detail {
 // (patch, fiber slot k1) owns the rows of fiber k1: it zeroes their lower triangle and fills
 // in the overlaps with fibers k2 <= k1 (bins w2 <= w1 on its own fiber). Only the lower
 // triangle is written: the solves read nothing else, and each row is written by one thread,
-// contiguously (no memset of the whole matrix, no transposed stores).
+// contiguously (no memset of the whole matrix, no transposed stores). On the band path
+// (band.data() set, band_solve.hpp) each pair goes to the band in wavelength-major order
+// instead, still once; the band was zeroed before (its rows mix the teams' fibers).
 template <class ExecSpace>
 struct AssembleICov {
   using T = Types<ExecSpace>;
@@ -24,6 +28,18 @@ struct AssembleICov {
   typename T::Mat icov;
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
+  solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
+
+  // Entry (i, j), i >= j, of patch p's iCov (fiber-major unknowns u = slot * m + bin).
+  KOKKOS_INLINE_FUNCTION void store(int p, int i, int j, double v) const {
+    if (band.data() == nullptr) {
+      icov(p, i, j) = v;
+      return;
+    }
+    int const vi = (i % m) * nslots + i / m, vj = (j % m) * nslots + j / m;
+    int const hi = vi > vj ? vi : vj, d = vi > vj ? vi - vj : vj - vi;
+    band(p, hi, int(band.extent(2)) - 1 - d) = v;
+  }
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
   // [c0, c1) (already clipped to both spots, the window and the CCD).
@@ -57,8 +73,11 @@ struct AssembleICov {
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
-                             [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
+        if (band.data() == nullptr)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                               [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
+        else
+          Kokkos::single(Kokkos::PerThread(t), [&]() { store(p, i, i, 1.0); });
         Kokkos::single(Kokkos::PerThread(t), [&]() {
           rhs(p, i) = 0.0;
           fw(p, i) = 0.0;
@@ -72,12 +91,14 @@ struct AssembleICov {
     int const f1 = fib0 + k1;
     // The team's rows start at zero (lower triangle, contiguous stores); the barrier orders
     // these stores before the band entries, which other lanes may write.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
-      int const i = k1 * m + w1;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
-                           [&](int j) { icov(p, i, j) = 0.0; });
-    });
-    t.team_barrier();
+    if (band.data() == nullptr) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
+        int const i = k1 * m + w1;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                             [&](int j) { icov(p, i, j) = 0.0; });
+      });
+      t.team_barrier();
+    }
     long long team_macs = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(t, m),
@@ -178,7 +199,7 @@ struct AssembleICov {
               double const* b = &spots(f2, w0 + w2, 0, 0);
               double const v = overlap(t, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
               int const j = k2 * m + w2;
-              Kokkos::single(Kokkos::PerThread(t), [&]() { icov(p, i, j) = v; });
+              Kokkos::single(Kokkos::PerThread(t), [&]() { store(p, i, j, v); });
               cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
             }
           }
@@ -200,6 +221,8 @@ struct ApplyPrior {
   typename T::Vec1 minweight;
   int m;
   double regularize;
+  solve::BandBatch<typename ExecSpace::memory_space> band;  // band path (AssembleICov)
+  int nslots;
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
     int const p = t.league_rank();
     int const nreal = ptab(p).nfib * m;
@@ -214,7 +237,12 @@ struct ApplyPrior {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nreal), [&](int i) {
       double const f = fw(p, i);
       double const alpha = f < minw ? minw - f : regularize;
-      Kokkos::single(Kokkos::PerThread(t), [&]() { icov(p, i, i) += alpha * alpha + 1e-15; });
+      Kokkos::single(Kokkos::PerThread(t), [&]() {
+        double& d = band.data() == nullptr
+                        ? icov(p, i, i)
+                        : band(p, (i % m) * nslots + i / m, int(band.extent(2)) - 1);
+        d += alpha * alpha + 1e-15;
+      });
     });
     Kokkos::single(Kokkos::PerTeam(t), [&]() { minweight(p) = minw; });
   }
@@ -229,15 +257,17 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
   long long macs = 0;
+  if (b.band.data() != nullptr) Kokkos::deep_copy(fc.space, b.band, 0.0);
   Kokkos::parallel_reduce(
       "kspecter::extract::assemble_icov",
       Policy(fc.space, b.P * s.nslots, T::Tune::team, T::Tune::vector),
       AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weights, fc.image, b.icov, b.rhs,
-                              b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx},
+                              b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
       macs);
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
-                       ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize});
+                       ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize,
+                                             b.band, s.nslots});
   fc.space.fence();
   return macs;
 }

@@ -105,16 +105,18 @@ struct Decorrelate {
   }
 };
 
+/// `gathered`: the core blocks are already in b.qb (the band path makes them there).
 template <class ExecSpace>
 void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                 Workspace<ExecSpace> const& ws) {
+                 Workspace<ExecSpace> const& ws, bool gathered = false) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
   FrameShape const& s = fc.shape;
-  Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
-                       Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
-                       GatherCoreBlocks<ExecSpace>{b.ptab, b.cblk, b.qb, s.ncs, s.m});
+  if (!gathered)
+    Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
+                         Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
+                         GatherCoreBlocks<ExecSpace>{b.ptab, b.cblk, b.qb, s.ncs, s.m});
   solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip);
   int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(s.m);
   Kokkos::parallel_for(

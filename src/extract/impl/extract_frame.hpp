@@ -6,6 +6,7 @@
 #include "../host_steps.hpp"
 #include "../out_of_memory.hpp"
 #include "assembly.hpp"
+#include "band_solve.hpp"
 #include "context.hpp"
 #include "covariance.hpp"
 #include "decorrelation.hpp"
@@ -46,15 +47,23 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   for (Batch const& batch : plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
     plan_windows(fc, batch, ws);
-    BatchViews<ExecSpace> const b = ws.batch(batch.patch_end - batch.patch_begin);
+    int const P = batch.patch_end - batch.patch_begin;
+    // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
+    int const hw = opt.band_solve ? band_half_width(fc, ws, P) : -1;
+    if (hw < 0) ws.ensure_dense();
+    res.stats.nbatch_band += hw >= 0 ? 1 : 0;
+    BatchViews<ExecSpace> const b = ws.batch(P, hw);
     PatchCapture<ExecSpace> capture(fc, batch, ws);
     capture.before_assembly(b);
     res.stats.assembly_macs += assemble(fc, b, ws);
     capture.after_assembly(b);
-    res.stats.nfailed += factorise(fc, b);
+    res.stats.nfailed += hw >= 0 ? factorise_band(fc, b) : factorise(fc, b);
     capture.after_factorisation(b);
-    covariance_blocks(fc, b);
-    decorrelate(fc, b, ws);
+    if (hw >= 0)
+      covariance_blocks_band(fc, b);
+    else
+      covariance_blocks(fc, b);
+    decorrelate(fc, b, ws, hw >= 0);
     capture.after_decorrelation(b, fc.shape.ncs);
     res.stats.quality_macs += assess_quality(fc, batch, b, ws);
     capture.move_to(res.debug);

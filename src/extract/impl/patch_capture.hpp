@@ -41,6 +41,7 @@ class PatchCapture {
   /// The kernels fill the lower triangle only: the captured matrices are zeroed first, so
   /// that every byte copied out is defined.
   void before_assembly(BatchViews<ExecSpace> const& b) const {
+    if (b.band.data() != nullptr) return;  // the band path zeroes its band
     for (int i : index_)
       Kokkos::deep_copy(space_, Kokkos::subview(b.icov, i, Kokkos::ALL, Kokkos::ALL), 0.0);
   }
@@ -48,11 +49,26 @@ class PatchCapture {
   void after_assembly(BatchViews<ExecSpace> const& b) {
     for (std::size_t d = 0; d < index_.size(); ++d) {
       PatchDebug& pd = patches_[d];
-      grab(Kokkos::subview(b.icov, index_[d], Kokkos::ALL, Kokkos::ALL), pd.icov);
       int const n = pd.n;
-      auto& c = pd.icov;  // the kernels fill the lower triangle only
-      for (int i = 0; i < n; ++i)
-        for (int j = i + 1; j < n; ++j) c[std::size_t(i) * n + j] = c[std::size_t(j) * n + i];
+      auto& c = pd.icov;
+      if (b.band.data() != nullptr) {
+        // The band (wavelength-major, v = bin * nslots + slot) back to a full fiber-major matrix.
+        std::vector<double> band;
+        grab(Kokkos::subview(b.band, index_[d], Kokkos::ALL, Kokkos::ALL), band);
+        int const w = int(b.band.extent(2)), ns = pd.nslots, m = pd.m;
+        c.assign(std::size_t(n) * n, 0.0);
+        for (int v = 0; v < n; ++v)
+          for (int k = 0; k < w; ++k) {
+            int const col = v - (w - 1) + k;
+            if (col < 0) continue;
+            int const u = (v % ns) * m + v / ns, uc = (col % ns) * m + col / ns;
+            c[std::size_t(u) * n + uc] = c[std::size_t(uc) * n + u] = band[std::size_t(v) * w + k];
+          }
+      } else {
+        grab(Kokkos::subview(b.icov, index_[d], Kokkos::ALL, Kokkos::ALL), c);
+        for (int i = 0; i < n; ++i)  // the kernels fill the lower triangle only
+          for (int j = i + 1; j < n; ++j) c[std::size_t(i) * n + j] = c[std::size_t(j) * n + i];
+      }
       grab(Kokkos::subview(b.rhs, index_[d], Kokkos::ALL), pd.y);
       grab(Kokkos::subview(b.fw, index_[d], Kokkos::ALL), pd.fluxweight);
     }

@@ -8,6 +8,7 @@
 #include <kspecter/core/allocate.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 #include <kspecter/psf/spots.hpp>
+#include <kspecter/solve/band.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -38,17 +39,21 @@ std::size_t bytes_of(View const& v) {
 template <class ExecSpace>
 struct BatchViews {
   using T = Types<ExecSpace>;
-  int P = 0;                                 // patches of the batch
-  int nrow_max = 0;                          // window rows the row ranges hold
-  typename T::Spots spots;                   // [nfb][nfull][sny][snx]
-  typename T::Corners xc, yc;                // [nfb][nfull]
-  typename T::Table ptab;                    // [pmax], entries [0, P) in use
-  typename T::Mat icov;                      // [P][n][n]
-  typename T::Vec rhs, fw;                   // [P][n]
-  typename T::Vec1 minw;                     // [P]
-  Kokkos::View<int*, typename T::mem> info;  // [P] Cholesky status
-  typename T::Blocks cblk;                   // [P][nslots][m][m]
-  typename T::Mat qb;                        // [P * ncs][m][m]
+  int P = 0;                                       // patches of the batch
+  int nrow_max = 0;                                // window rows the row ranges hold
+  typename T::Spots spots;                         // [nfb][nfull][sny][snx]
+  typename T::Corners xc, yc;                      // [nfb][nfull]
+  typename T::Table ptab;                          // [pmax], entries [0, P) in use
+  typename T::Mat icov;                            // [P][n][n] (dense path)
+  solve::BandBatch<typename T::mem> band;          // [P][n][hw + 1] (band path, band_solve.hpp)
+  typename T::Vec rhs, fw;                         // [P][n]
+  typename T::Vec1 minw;                           // [P]
+  Kokkos::View<int*, typename T::mem> info;        // [P] Cholesky status
+  typename T::Blocks cblk;                         // [P][nslots][m][m] (band path: the band)
+  typename T::Mat qb;                              // [P * ncs][m][m]
+  typename T::Vec rhs_band;                        // [P][n] band path: y in wavelength-major order
+  Kokkos::View<int*, typename T::mem> half_width;  // [P]
+  Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
 };
 
 template <class ExecSpace>
@@ -73,6 +78,9 @@ class Workspace {
   Kokkos::View<int*, mem> info_all;
   typename T::Blocks cblk_all;
   typename T::Mat q_all;
+  typename T::Vec rhs_band_all;                                  // band path (band_solve.hpp)
+  Kokkos::View<int*, mem> half_width_all;                        // band path
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> core_slots_all;  // band path
   typename T::Table ptab_all;
   typename T::Table::HostMirror ptab_host;
   typename T::Vec pix_all;     // [pmax][window pixels], grown as windows need
@@ -108,7 +116,6 @@ class Workspace {
     Kokkos::deep_copy(space_, full_wave, h);
 
     int const pmax = s.pmax;
-    icov_all = allocate<typename T::Mat>(space_, "kspecter::extract::icov", pmax, s.n, s.n);
     rhs_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs", pmax, s.n);
     fw_all = allocate<typename T::Vec>(space_, "kspecter::extract::fluxweight", pmax, s.n);
     minw_all = allocate<typename T::Vec1>(space_, "kspecter::extract::minweight", pmax);
@@ -117,14 +124,32 @@ class Workspace {
                                             s.m, s.m);
     q_all = allocate<typename T::Mat>(space_, "kspecter::extract::q_blocks",
                                       std::size_t(pmax) * s.ncs, s.m, s.m);
+    rhs_band_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs_band", pmax, s.n);
+    half_width_all =
+        allocate<Kokkos::View<int*, mem>>(space_, "kspecter::extract::half_width", pmax);
+    core_slots_all = allocate<Kokkos::View<int**, Kokkos::LayoutRight, mem>>(
+        space_, "kspecter::extract::core_slots", pmax, s.ncs);
+    meter.hold(bytes_of(rhs_band_all) + bytes_of(half_width_all) + bytes_of(core_slots_all));
     ptab_all = allocate<typename T::Table>(space_, "kspecter::extract::patches", pmax);
     ptab_host = Kokkos::create_mirror_view(ptab_all);
-    meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
-               bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+    meter.hold(bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) + bytes_of(info_all) +
+               bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+    advise_huge_pages(cblk_all);  // the band (or the dense blocks) and Q: written whole
+    advise_huge_pages(q_all);
     xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
                                            pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
     ready.assign(std::size_t(s.npx), 0);
+  }
+
+  /// The dense matrices [pmax][n][n], for the batches that take the dense path (allocated
+  /// when the first such batch comes).
+  void ensure_dense() {
+    if (icov_all.extent(0) > 0) return;
+    icov_all = allocate<typename T::Mat>(space_, "kspecter::extract::icov", shape_.pmax, shape_.n,
+                                         shape_.n);
+    advise_huge_pages(icov_all);
+    meter.hold(bytes_of(icov_all));
   }
 
   /// Meters the spots the provider just made (in place of the previous batch's).
@@ -147,12 +172,14 @@ class Workspace {
     pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, npix);
     rr_all = allocate<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
                                           pmax * shape_.nslots, nrow, 2);
+    advise_huge_pages(pix_all);
     pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
     meter.hold(pix_bytes_);
   }
 
-  /// The first P patches' buffers, with this batch's spots.
-  BatchViews<ExecSpace> batch(int P) const {
+  /// The first P patches' buffers, with this batch's spots: iCov as band matrices of
+  /// half-width hw, or dense ones (hw < 0; ensure_dense first).
+  BatchViews<ExecSpace> batch(int P, int hw) const {
     BatchViews<ExecSpace> b;
     auto const pr = std::make_pair(0, P);
     b.P = P;
@@ -161,7 +188,10 @@ class Workspace {
     b.xc = spots.xc;
     b.yc = spots.yc;
     b.ptab = ptab_all;
-    b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
+    if (hw >= 0)
+      b.band = solve::BandBatch<mem>(cblk_all.data(), P, shape_.n, hw + 1);
+    else
+      b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
     b.rhs = Kokkos::subview(rhs_all, pr, Kokkos::ALL);
     b.fw = Kokkos::subview(fw_all, pr, Kokkos::ALL);
     b.minw = Kokkos::subview(minw_all, pr);
@@ -169,6 +199,9 @@ class Workspace {
     b.cblk = Kokkos::subview(cblk_all, pr, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     b.qb = Kokkos::subview(q_all, std::make_pair(std::size_t(0), std::size_t(P) * shape_.ncs),
                            Kokkos::ALL, Kokkos::ALL);
+    b.rhs_band = Kokkos::subview(rhs_band_all, pr, Kokkos::ALL);
+    b.half_width = Kokkos::subview(half_width_all, pr);
+    b.core_slots = Kokkos::subview(core_slots_all, pr, Kokkos::ALL);
     return b;
   }
 

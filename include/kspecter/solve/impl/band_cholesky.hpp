@@ -1,0 +1,200 @@
+// Band Cholesky and band solve (declared in band.hpp).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <kspecter/core/error.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/core/profiling.hpp>
+#include <kspecter/solve/band.hpp>
+#include <string>
+
+namespace kspecter::solve {
+
+namespace detail {
+
+/// Absolute first nonzero column of each row of a band matrix (i if none): its envelope.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const* ab, int n, int w,
+                                               int* first) {
+  int const b = w - 1;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
+    double const* row = ab + std::size_t(i) * w;
+    int c = compat::imax(0, b - i);
+    while (c < b && row[c] == 0.0) ++c;
+    first[i] = i - b + c;
+  });
+  team.team_barrier();
+}
+
+// Right-looking band Cholesky over a sliding window of the b + 1 active rows (row i in slot
+// i mod (b + 1), entry (i, j) at column j - i + b), held in team scratch: step k scales
+// column k below the pivot (col[] keeps it contiguous) and updates the triangle of rows and
+// columns (k, k + b] by the rank-1 product; then row k is final, goes back to memory, and row
+// k + b + 1 takes its slot. Rows whose envelope starts right of k have L(i, k) = 0 and are
+// skipped. GPU: a thread updates rows ii and h - 1 - ii (the same work for every thread);
+// the team is one warp (BandTuning), so that its barriers are warp barriers.
+template <class Tune, class ExecSpace>
+void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
+                        Kokkos::View<int*, typename ExecSpace::memory_space> info) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using IScratch = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  ScopedRegion region("kspecter::solve::band_cholesky");
+  int const nmat = int(ab.extent(0));
+  int const n = int(ab.extent(1));
+  int const w = int(ab.extent(2));
+  if (int(info.extent(0)) < nmat) throw ParameterError("solve::band_cholesky: info is too short");
+  if (w < 1) throw ParameterError("solve::band_cholesky: the band has no diagonal");
+  if (nmat == 0 || n == 0) {
+    Kokkos::deep_copy(space, info, 0);
+    return;
+  }
+  int const b = w - 1;
+  std::size_t const win_bytes = Scratch::shmem_size(std::size_t(w) * w + w);
+  std::size_t const env_bytes = IScratch::shmem_size(n);
+  int const level = int(win_bytes + env_bytes) <= Policy::scratch_size_max(0) ? 0 : 1;
+
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const p = team.league_rank();
+    double* A = &ab(p, 0, 0);
+    Scratch sw(team.team_scratch(level), std::size_t(w) * w + w);
+    IScratch first(team.team_scratch(level), n);
+    double* win = sw.data();
+    double* col = win + std::size_t(w) * w;
+    team_band_envelope(team, A, n, w, first.data());
+    int const nload = compat::imin(n, w);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nload * w), [&](int e) {
+      int const i = e / w, c = e - i * w;
+      win[(i % w) * w + c] = A[std::size_t(i) * w + c];
+    });
+    team.team_barrier();
+    int fail = 0;
+    for (int k = 0; k < n; ++k) {
+      double* rk = win + (k % w) * w;
+      double const d = rk[b];
+      if (!(d > 0.0 && compat::isfinite(d))) {
+        fail = k + 1;
+        break;
+      }
+      double const lkk = compat::sqrt(d);
+      double const inv = 1.0 / lkk;
+      int const h = compat::imin(b, n - 1 - k);  // rows k + 1 .. k + h below the pivot
+      // 1. column k of L, rows k + 1 .. k + h (zero where the row starts right of k).
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
+        int const i = k + 1 + ii;
+        double* ri = win + (i % w) * w;
+        double const v = first[i] <= k ? ri[k - i + b] * inv : 0.0;
+        ri[k - i + b] = v;
+        col[ii] = v;
+      });
+      team.team_barrier();
+      // 2. row k is final: back to memory, and row k + w takes its slot (both by the thread
+      // of each entry, so no barrier between). Then the rank-1 update of the triangle.
+      int const knew = k + w;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
+        A[std::size_t(k) * w + c] = c == b ? lkk : rk[c];
+        if (knew < n) rk[c] = A[std::size_t(knew) * w + c];
+      });
+      if constexpr (Tune::coalesce) {
+        // Rows ii and h - 1 - ii on one thread: h + 1 entries each, no index arithmetic.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (h + 1) / 2), [&](int t) {
+          for (int pass = 0; pass < 2; ++pass) {
+            int const ii = pass == 0 ? t : h - 1 - t;
+            if (pass == 1 && ii == t) break;
+            double const li = col[ii];
+            if (li == 0.0) continue;  // outside the envelope: nothing to subtract
+            int const i = k + 1 + ii;
+            double* ri = win + (i % w) * w + (k + 1 - i + b);  // entry (i, k + 1)
+            for (int jj = 0; jj <= ii; ++jj) ri[jj] -= li * col[jj];
+          }
+        });
+      } else {
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          for (int ii = 0; ii < h; ++ii) {
+            double const li = col[ii];
+            if (li == 0.0) continue;
+            int const i = k + 1 + ii;
+            double* ri = win + (i % w) * w + (k + 1 - i + b);  // entry (i, k + 1)
+            for (int jj = 0; jj <= ii; ++jj) ri[jj] -= li * col[jj];
+          }
+        });
+      }
+      team.team_barrier();
+    }
+    if (fail != 0) {  // L = I: the solves after this run on harmless numbers
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * w),
+                           [&](int e) { A[e] = (e % w == b) ? 1.0 : 0.0; });
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { info(p) = fail; });
+  };
+  auto const scratch = [&](Policy pol) {
+    return pol.set_scratch_size(level, Kokkos::PerTeam(win_bytes + env_bytes));
+  };
+  int const most = scratch(Policy(space, nmat, 1)).team_size_max(kernel, Kokkos::ParallelForTag());
+  Policy const policy = scratch(Policy(space, nmat, compat::imin(Tune::team_size, most)));
+  Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
+}
+
+// Forward substitution by rows (a dot product of each row of L with the solved part) and
+// backward substitution by rows of L as axpys (x_i is final once the rows below have been
+// subtracted from it), so that both read L along its contiguous rows.
+template <class Tune, class ExecSpace>
+void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
+                              VectorBatch<typename ExecSpace::memory_space> rhs) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  ScopedRegion region("kspecter::solve::band_cholesky_solve");
+  int const nmat = int(l.extent(0));
+  int const n = int(l.extent(1));
+  int const w = int(l.extent(2));
+  if (int(rhs.extent(0)) < nmat || int(rhs.extent(1)) != n)
+    throw ParameterError("solve::band_cholesky_solve: shapes of L and b do not match");
+  if (nmat == 0 || n == 0) return;
+  int const b = w - 1;
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const p = team.league_rank();
+    double const* L = &l(p, 0, 0);
+    double* x = &rhs(p, 0);
+    for (int i = 0; i < n; ++i) {
+      double const* li = L + std::size_t(i) * w;
+      int const c0 = compat::imax(0, b - i);
+      double s = 0.0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, c0, b),
+          [&](int c, double& acc) { acc += li[c] * x[i - b + c]; }, s);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { x[i] = (x[i] - s) / li[b]; });
+      team.team_barrier();
+    }
+    for (int i = n - 1; i >= 0; --i) {
+      double const* li = L + std::size_t(i) * w;
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { x[i] /= li[b]; });
+      team.team_barrier();
+      double const xi = x[i];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, compat::imax(0, b - i), b),
+                           [&](int c) { x[i - b + c] -= li[c] * xi; });
+      team.team_barrier();
+    }
+  };
+  int const most = Policy(space, nmat, 1).team_size_max(kernel, Kokkos::ParallelForTag());
+  Policy const policy(space, nmat, compat::imin(Tune::team_size, most));
+  Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
+}
+
+}  // namespace detail
+
+template <class ExecSpace>
+void band_cholesky(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
+                   Kokkos::View<int*, typename ExecSpace::memory_space> info) {
+  detail::band_cholesky_impl<BandTuning<ExecSpace>>(space, ab, info);
+}
+
+template <class ExecSpace>
+void band_cholesky_solve(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
+                         VectorBatch<typename ExecSpace::memory_space> b) {
+  detail::band_cholesky_solve_impl<BandTuning<ExecSpace>>(space, l, b);
+}
+
+}  // namespace kspecter::solve

@@ -1,0 +1,347 @@
+// Band Cholesky, band solve and strided inverse blocks (solve/impl/band.hpp) against the
+// long-double references (unblocked Cholesky, Gauss-Jordan inverse) and against the dense
+// batched solves, on iCov-like matrices in wavelength-major order and on dense SPD matrices
+// stored as full bands.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <kspecter/core/error.hpp>
+#include <kspecter/solve/band.hpp>
+#include <kspecter/solve/batched.hpp>
+#include <string>
+#include <vector>
+
+#include "solve_reference.hpp"
+#include "solve_test_util.hpp"
+
+namespace {
+
+namespace ref = kspecter::test::solve_ref;
+namespace util = kspecter::test::solve_util;
+namespace solve = kspecter::solve;
+using mem = TEST_EXECSPACE::memory_space;
+using LD = ref::LD;
+
+// Position in the wavelength-major order of unknown u = slot * m + bin, and back.
+struct Order {
+  int nslots, m;
+  int v_of(int u) const { return (u % m) * nslots + u / m; }
+  int u_of(int v) const { return (v % nslots) * m + v / nslots; }
+};
+
+// The dense matrix in wavelength-major order (full storage).
+std::vector<double> permuted(std::vector<double> const& a, Order o) {
+  int const n = o.nslots * o.m;
+  std::vector<double> p(a.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      p[std::size_t(i) * n + j] = a[std::size_t(o.u_of(i)) * n + o.u_of(j)];
+  return p;
+}
+
+int half_bandwidth(std::vector<double> const& a, int n) {
+  int b = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j)
+      if (a[std::size_t(i) * n + j] != 0.0) b = std::max(b, i - j);
+  return b;
+}
+
+struct Packed {
+  solve::BandBatch<mem> ab;
+  Kokkos::View<int*, mem> half_width;  // band_half_width_wavelength_major of each matrix
+};
+
+Packed pack(std::vector<std::vector<double>> const& mats, Order o, int b) {
+  int const n = o.nslots * o.m;
+  auto dense = util::upload<TEST_EXECSPACE>(mats, n);
+  Packed r{solve::BandBatch<mem>("ab", mats.size(), n, b + 1),
+           Kokkos::View<int*, mem>("half_width", mats.size())};
+  Kokkos::deep_copy(r.ab, std::nan(""));  // every entry must be written
+  solve::band_half_width_wavelength_major(TEST_EXECSPACE(), dense, o.nslots, r.half_width);
+  solve::pack_band_wavelength_major(TEST_EXECSPACE(), dense, o.nslots, r.ab);
+  return r;
+}
+
+// iCov-like matrices made exactly symmetric from their lower triangle (what the solvers read).
+std::vector<std::vector<double>> icov_batch(int nslots, int m, int nmat, std::uint64_t seed) {
+  int const n = nslots * m;
+  std::vector<std::vector<double>> a;
+  for (int i = 0; i < nmat; ++i) {
+    a.push_back(ref::icov_like(nslots, m, seed + i));
+    for (int r = 0; r < n; ++r)
+      for (int c = r + 1; c < n; ++c)
+        a.back()[std::size_t(r) * n + c] = a.back()[std::size_t(c) * n + r];
+  }
+  return a;
+}
+
+// x = A⁻¹ y from the long-double Cholesky factor l of A.
+std::vector<LD> ld_solve(std::vector<LD> const& l, int n, std::vector<double> const& y) {
+  std::vector<LD> x(y.begin(), y.end());
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= l[std::size_t(i) * n + k] * x[k];
+    x[i] /= l[std::size_t(i) * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    for (int k = i + 1; k < n; ++k) x[i] -= l[std::size_t(k) * n + i] * x[k];
+    x[i] /= l[std::size_t(i) * n + i];
+  }
+  return x;
+}
+
+TEST(TEST_CATEGORY, band_pack_places_every_entry_and_measures_the_band) {
+  Order const o{7, 20};
+  int const n = o.nslots * o.m;
+  auto const a = icov_batch(o.nslots, o.m, 2, ref::fresh_seed());
+  for (int extra : {0, 5}) {
+    int const b = half_bandwidth(permuted(a[0], o), n) + extra;
+    ASSERT_GT(b, 10);
+    auto pk = pack(a, o, b);
+    auto hab = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pk.ab);
+    auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pk.half_width);
+    for (int p = 0; p < 2; ++p) {
+      auto const pa = permuted(a[p], o);
+      EXPECT_EQ(hw(p), half_bandwidth(pa, n)) << "matrix " << p;
+      int wrong = 0;
+      for (int v = 0; v < n; ++v)
+        for (int c = 0; c <= b; ++c) {
+          int const col = v - b + c;
+          double const want = col >= 0 ? pa[std::size_t(v) * n + col] : 0.0;
+          wrong += hab(p, v, c) != want;
+        }
+      EXPECT_EQ(wrong, 0) << "matrix " << p << ", band " << b;
+    }
+  }
+}
+
+struct BandCase {
+  int nslots, m, nmat;
+  bool dense;  // a dense SPD matrix stored as a full band (b = n - 1)
+};
+class BandSolve : public ::testing::TestWithParam<BandCase> {};
+
+TEST_P(BandSolve, cholesky_and_solve_match_long_double) {
+  auto const [nslots, m, nmat, dense] = GetParam();
+  Order const o{nslots, m};
+  int const n = nslots * m;
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
+  auto a = icov_batch(nslots, m, nmat, seed);
+  if (dense)
+    for (int p = 0; p < nmat; ++p) a[p] = ref::random_spd(n, seed + 100 + p);
+  int b = 0;
+  for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  auto pk = pack(a, o, b);
+  Kokkos::View<int*, mem> info("info", nmat);
+  Kokkos::deep_copy(info, -7);
+  TEST_EXECSPACE space;
+  solve::band_cholesky(space, pk.ab, info);
+  // Right-hand sides (in wavelength-major order).
+  solve::VectorBatch<mem> x("x", nmat, n);
+  auto hx = Kokkos::create_mirror_view(x);
+  std::vector<std::vector<double>> rhs(nmat, std::vector<double>(n));
+  for (int p = 0; p < nmat; ++p)
+    for (int i = 0; i < n; ++i) rhs[p][i] = hx(p, i) = std::sin(0.37 * i + p) + 0.1;
+  Kokkos::deep_copy(x, hx);
+  solve::band_cholesky_solve(space, pk.ab, x);
+  auto hab = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pk.ab);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  Kokkos::deep_copy(hx, x);
+  for (int p = 0; p < nmat; ++p) {
+    ASSERT_EQ(hi(p), 0) << "matrix " << p;
+    auto const pa = permuted(a[p], o);
+    auto const l = ref::cholesky(pa, n);
+    std::vector<double> got;
+    std::vector<LD> want;
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c <= b; ++c) {
+        int const j = i - b + c;
+        if (j < 0) continue;
+        got.push_back(hab(p, i, c));
+        want.push_back(l[std::size_t(i) * n + j]);
+      }
+    EXPECT_LE(ref::rel_maxdiff(got, want), 1e-12) << "L of matrix " << p;
+    auto const xs = ld_solve(l, n, rhs[p]);
+    std::vector<double> gx(n);
+    for (int i = 0; i < n; ++i) gx[i] = hx(p, i);
+    EXPECT_LE(ref::rel_maxdiff(gx, xs), 1e-9) << "solution of matrix " << p;
+  }
+}
+
+TEST_P(BandSolve, strided_blocks_match_gauss_jordan_and_the_dense_path) {
+  auto const [nslots, m, nmat, dense] = GetParam();
+  Order const o{nslots, m};
+  int const n = nslots * m;
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("n = " + std::to_string(n) + ", seed = " + std::to_string(seed));
+  auto a = icov_batch(nslots, m, nmat, seed);
+  if (dense)
+    for (int p = 0; p < nmat; ++p) a[p] = ref::random_spd(n, seed + 100 + p);
+  int b = 0;
+  for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  auto pk = pack(a, o, b);
+  Kokkos::View<int*, mem> info("info", nmat);
+  TEST_EXECSPACE space;
+  solve::band_cholesky(space, pk.ab, info);
+  // Blocks: every slot but the first (as extraction's core fibers), then one identity.
+  int const nblock = nslots;
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> slot("slot", nmat, nblock);
+  auto hs = Kokkos::create_mirror_view(slot);
+  for (int p = 0; p < nmat; ++p)
+    for (int k = 0; k < nblock; ++k) hs(p, k) = k + 1 < nslots ? k + 1 : -1;
+  Kokkos::deep_copy(slot, hs);
+  solve::MatrixBatch<mem> c("c", nmat * nblock, m, m);
+  Kokkos::deep_copy(c, std::nan(""));
+  solve::band_strided_inverse_blocks(space, pk.ab, slot, nslots, c);
+  // The dense path on the fiber-major matrices.
+  auto dd = util::upload<TEST_EXECSPACE>(a, n);
+  solve::BlockBatch<mem> cd("cd", nmat, nslots, m, m);
+  solve::cholesky(space, dd, info);
+  solve::inverse_diagonal_blocks(space, dd, cd);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  auto hcd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cd);
+  for (int p = 0; p < nmat; ++p) {
+    auto const inv = ref::inverse(a[p], n);
+    for (int k = 0; k < nblock; ++k) {
+      int const s = hs(p, k);
+      std::vector<double> got, dense_got;
+      std::vector<LD> want;
+      int asym = 0, nan = 0;
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) {
+          double const g = hc(p * nblock + k, i, j);
+          nan += std::isnan(g);
+          asym += g != hc(p * nblock + k, j, i);
+          got.push_back(g);
+          if (s >= 0) {
+            want.push_back(inv[std::size_t(s * m + i) * n + s * m + j]);
+            dense_got.push_back(hcd(p, s, i, j));
+          } else {
+            want.push_back(i == j ? 1 : 0);
+          }
+        }
+      EXPECT_EQ(nan, 0) << "matrix " << p << ", block " << k;
+      EXPECT_EQ(asym, 0) << "matrix " << p << ", block " << k;
+      EXPECT_LE(ref::rel_maxdiff(got, want), 1e-9) << "matrix " << p << ", block " << k;
+      if (s >= 0)
+        EXPECT_LE(ref::rel_maxdiff(got, dense_got), 1e-11) << "matrix " << p << ", block " << k;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
+                         ::testing::Values(BandCase{7, 74, 2, false}, BandCase{6, 74, 1, false},
+                                           BandCase{3, 9, 4, false}, BandCase{4, 10, 2, true}),
+                         [](auto const& i) {
+                           return "n" + std::to_string(i.param.nslots * i.param.m) +
+                                  (i.param.dense ? "_dense" : "_icov");
+                         });
+
+// The GPU-shaped kernels (BandTuning::coalesce: paired rows, per-thread accumulators, staged
+// rows of L) run on any backend; on a host backend, with teams of one thread and (where the
+// backend has them) of two, they are checked here against the long-double reference, so that
+// a CPU-only CI covers them too.
+template <int Team>
+struct GpuShapedTune {
+  static constexpr bool coalesce = true;
+  static constexpr int team_size = Team;
+  static constexpr int blocks_team_size = Team;
+  static constexpr int max_acc = (74 * 75 / 2 + Team - 1) / Team;
+};
+
+template <class Tune>
+void check_gpu_shaped(std::uint64_t seed) {
+  Order const o{7, 74};
+  int const n = o.nslots * o.m, m = o.m;
+  auto const a = icov_batch(o.nslots, o.m, 2, seed);
+  int b = 0;
+  for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  auto pk = pack(a, o, b);
+  TEST_EXECSPACE space;
+  Kokkos::View<int*, mem> info("info", 2);
+  solve::detail::band_cholesky_impl<Tune>(space, pk.ab, info);
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> slot("slot", 2, 2);
+  auto hs = Kokkos::create_mirror_view(slot);
+  hs(0, 0) = 3;
+  hs(0, 1) = 1;
+  hs(1, 0) = 3;
+  hs(1, 1) = 5;
+  Kokkos::deep_copy(slot, hs);
+  solve::MatrixBatch<mem> c("c", 4, m, m);
+  Kokkos::deep_copy(c, std::nan(""));
+  solve::detail::band_strided_inverse_blocks_impl<Tune>(space, pk.ab, slot, o.nslots, c);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  for (int p = 0; p < 2; ++p) {
+    ASSERT_EQ(hi(p), 0);
+    auto const l = ref::cholesky(permuted(a[p], o), n);
+    for (int k = 0; k < 2; ++k) {
+      int const sl = hs(p, k);
+      std::vector<LD> want;  // columns of A⁻¹ at the block's indices
+      std::vector<double> got;
+      for (int q2 = 0; q2 < m; ++q2) {
+        std::vector<double> e(n, 0.0);
+        e[std::size_t(sl + o.nslots * q2)] = 1.0;
+        auto const x = ld_solve(l, n, e);
+        for (int q1 = 0; q1 < m; ++q1) {
+          want.push_back(x[std::size_t(sl + o.nslots * q1)]);
+          got.push_back(hc(p * 2 + k, q1, q2));
+        }
+      }
+      EXPECT_LE(ref::rel_maxdiff(got, want), 1e-9)
+          << "team " << Tune::team_size << ", matrix " << p << ", block " << k;
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) return;  // GPU: the default
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  check_gpu_shaped<GpuShapedTune<1>>(seed);
+  using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
+  int const most = Policy(TEST_EXECSPACE(), 1, 1)
+                       .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
+  if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+}
+
+TEST(TEST_CATEGORY, band_cholesky_failure_gives_the_identity_and_its_pivot) {
+  Order const o{3, 12};
+  int const n = o.nslots * o.m;
+  auto a = icov_batch(o.nslots, o.m, 2, ref::fresh_seed());
+  // Matrix 1: unknown v = 17 (wavelength-major) gets a negative diagonal.
+  int const bad = 17, ub = o.u_of(bad);
+  a[1][std::size_t(ub) * n + ub] = -1.0;
+  int const b = half_bandwidth(permuted(a[0], o), n);
+  auto pk = pack(a, o, b);
+  Kokkos::View<int*, mem> info("info", 2);
+  TEST_EXECSPACE space;
+  solve::band_cholesky(space, pk.ab, info);
+  solve::VectorBatch<mem> x("x", 2, n);
+  Kokkos::deep_copy(x, 2.5);
+  solve::band_cholesky_solve(space, pk.ab, x);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  auto hab = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pk.ab);
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  EXPECT_EQ(hi(0), 0);
+  // The pivot of v = 17 is A(17, 17) minus a positive sum: negative, so it fails there.
+  EXPECT_EQ(hi(1), bad + 1);
+  int not_identity = 0, moved = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c <= b; ++c) not_identity += hab(1, i, c) != (c == b ? 1.0 : 0.0);
+    moved += hx(1, i) != 2.5;
+  }
+  EXPECT_EQ(not_identity, 0);
+  EXPECT_EQ(moved, 0);
+}
+
+TEST(TEST_CATEGORY, band_blocks_reject_indices_beyond_the_matrix) {
+  solve::BandBatch<mem> ab("ab", 1, 20, 4);
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> slot("slot", 1, 1);
+  solve::MatrixBatch<mem> c("c", 1, 5, 5);
+  EXPECT_THROW(solve::band_strided_inverse_blocks(TEST_EXECSPACE(), ab, slot, 5, c),
+               kspecter::ParameterError);  // 5 indices of stride 5 reach 20
+}
+
+}  // namespace
