@@ -89,6 +89,19 @@ constexpr bool runs_on(int compiled, int device) {
   return compiled <= device;
 }
 
+// The name of a CUresult a node without a usable GPU gives, where cuGetErrorName gives none:
+// the toolkit's stub libcuda (no driver behind it) answers every call with error 34.
+std::string cuda_error_name(int r) {
+  switch (r) {
+    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34: return "CUDA_ERROR_STUB_LIBRARY (libcuda.so.1 is the toolkit's stub, not a driver)";
+    case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    default: return "error " + std::to_string(r);
+  }
+}
+
 std::string capability(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
 void probe_cuda(GpuProbe& p) {
@@ -111,8 +124,8 @@ void probe_cuda(GpuProbe& p) {
   }
   auto failed = [&](char const* call, Result r) {
     char const* text = nullptr;
-    if (error_name) error_name(r, &text);
-    p.reason = std::string(call) + " failed: " + (text ? text : "error " + std::to_string(r)) +
+    if (error_name && error_name(r, &text) != 0) text = nullptr;
+    p.reason = std::string(call) + " failed: " + (text ? text : cuda_error_name(r)) +
                visible_devices_note("CUDA_VISIBLE_DEVICES");
   };
   if (Result r = init(0)) return failed("cuInit", r);
