@@ -2,21 +2,22 @@
 # Compile-only check of kspecter for AMD GPUs (Kokkos' HIP backend) with Debian's hipcc; run by
 # hand (no AMD GPU is needed, none is used):
 #
-#   bash cmake/hip-compile-check.sh [--kokkos-src DIR] [--build DIR]
+#   bash cmake/hip-compile-check.sh [--kokkos-src DIR | --kokkos-prefix DIR] [--build DIR]
 #
 # Builds a HIP Kokkos with cmake/bootstrap-deps.sh --backend hip (the Trilinos 3.4.01 Kokkos by
 # default, which targets up to gfx908; --kokkos-src with a Kokkos 4.x tree for gfx90a, the
-# MI250X; KSPECTER_HIP_ARCH picks another Kokkos_ARCH_), then compiles the kspecter library
-# and command-line tool with hipcc into DIR (default build-hip) and prints the times.
+# MI250X; KSPECTER_HIP_ARCH picks another Kokkos_ARCH_), or takes the HIP Kokkos installed in
+# --kokkos-prefix, then compiles the kspecter library and command-line tool with hipcc into
+# DIR (default build-hip) and prints the times. Not part of CI (README, "GPUs").
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-hip"
 boot=(--backend hip)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --kokkos-src) boot+=(--kokkos-src "$2"); shift 2 ;;
+    --kokkos-src|--kokkos-prefix) boot+=("$1" "$2"); shift 2 ;;
     --build) build="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "hip-compile-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

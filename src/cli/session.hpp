@@ -1,8 +1,10 @@
 // What a subcommand holds while it runs: the MPI + Kokkos environment built from the common
-// options, and a logger that speaks on rank 0.
+// options, and a logger that speaks on rank 0. A GPU build without a usable GPU hands the
+// command to its CPU twin here, before MPI and Kokkos start (gpu_fallback.hpp).
 #pragma once
 
 #include "args.hpp"
+#include "gpu_fallback.hpp"
 
 #include <kspecter/core/log.hpp>
 #include <kspecter/parallel/environment.hpp>
@@ -31,6 +33,8 @@ struct Session {
     bool const verbose =
         args.declares("verbose") && args.is_set("verbose") && !args.is_set("log-level");
     LogLevel const level = parse_log_level(verbose ? "debug" : args.get("log-level"));
+    hand_over_without_gpu(argv, args.declares("backend") ? args.get("backend") : "auto",
+                          level == LogLevel::quiet);
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
   }

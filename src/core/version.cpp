@@ -12,7 +12,7 @@ namespace kspecter {
 
 char const* version() { return KSPECTER_VERSION_STRING; }
 
-RuntimeInfo runtime_info() {
+RuntimeInfo build_info() {
   RuntimeInfo info;
   info.kspecter_version = version();
   int const v = KOKKOS_VERSION;
@@ -31,6 +31,11 @@ RuntimeInfo runtime_info() {
 #ifdef KOKKOS_ENABLE_HIP
   info.backends.push_back("HIP");
 #endif
+  return info;
+}
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info = build_info();
   info.default_space = Kokkos::DefaultExecutionSpace::name();
   info.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
   info.host_concurrency = Kokkos::DefaultHostExecutionSpace().concurrency();

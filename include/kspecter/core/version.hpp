@@ -10,7 +10,7 @@ namespace kspecter {
 /// "MAJOR.MINOR.PATCH" of this library.
 char const* version();
 
-/// What `kspecter info` reports. Call after Kokkos::initialize.
+/// What `kspecter info` reports.
 struct RuntimeInfo {
   std::string kspecter_version;
   std::string kokkos_version;           // e.g. "3.4.01"
@@ -23,6 +23,10 @@ struct RuntimeInfo {
   std::size_t device_memory_bytes = 0;  // total GPU memory
   int device_compute_capability = 0;    // e.g. 90 for Hopper
 };
+/// The facts of the build, known without starting Kokkos: kspecter's and Kokkos' versions and
+/// the backends; the other fields keep their defaults.
+RuntimeInfo build_info();
+/// Everything. Call after Kokkos::initialize.
 RuntimeInfo runtime_info();
 
 }  // namespace kspecter

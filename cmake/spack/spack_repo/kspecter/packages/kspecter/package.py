@@ -78,7 +78,8 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
     with when("+python"):
         extends("python")
         depends_on("python@3.8:", type=("build", "link", "run"))
-        depends_on("py-pybind11@2.10:", type="build")
+        depends_on("py-pybind11@2.6:", type="build")
+        depends_on("py-numpy", type=("build", "run"))
     depends_on("googletest", type=("build", "link"), when="+tests")
 
     def cmake_args(self):
@@ -90,6 +91,11 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("KSPECTER_ENABLE_BENCHMARKS", "tests"),
         ]
         args.append(self.define("CMAKE_CXX_COMPILER", self._cxx()))
+        if self.spec.satisfies("+python"):
+            # Spack's Python, not the system's (python/CMakeLists.txt prefers /usr/bin/python3),
+            # and its site-packages under this prefix, where extends("python") looks.
+            args.append(self.define("Python3_EXECUTABLE", self.spec["python"].command.path))
+            args.append(self.define("KSPECTER_PYTHON_INSTALL_DIR", python_platlib))
         return args
 
     def _cxx(self):
@@ -114,6 +120,22 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
         expected = ["kspecter ", "kokkos ", "backends "]
         if self.spec.satisfies("+openmp"):
             expected.append("OpenMP")
+        check_outputs(expected, out)
+
+    def test_python(self):
+        """import the installed Python package and list its backends"""
+        if not self.spec.satisfies("+python"):
+            raise SkipTest("built without +python")
+        python = which(self.spec["python"].command.path, required=True)
+        out = python(
+            "-c",
+            "import kspecter; print('kspecter', kspecter.__version__, kspecter.backends())",
+            output=str.split,
+            error=str.split,
+        )
+        expected = ["kspecter ", "auto"]
+        if self.spec.satisfies("+openmp"):
+            expected.append("openmp")
         check_outputs(expected, out)
 
     def test_consumer(self):
