@@ -8,6 +8,7 @@
 #include "session.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
 
 namespace kspecter::cli {
 
@@ -36,7 +37,7 @@ int run_extract(int argc, char** argv) {
   args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch", "10");
   args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad", "0.2");
   args.option("pixpad-frac", 0, "X", "fraction of the padding's pixel rows kept", "0.8");
-  args.option("backend", 0, "NAME", "auto, serial, openmp or cuda", "auto");
+  args.option("backend", 0, "NAME", "one of " + extract::backend_names(), "auto");
   args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB", "4");
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
   add_common_options(args);

@@ -15,7 +15,7 @@ namespace kspecter::cli {
 struct ExtractJob {
   std::vector<FrameSpec> frames;
   extract::ExtractOptions options;  // for every frame (a frame's own grid replaces -w)
-  std::string backend = "auto";     // auto, serial, openmp, cuda
+  std::string backend = "auto";     // one of extract::backend_names()
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
 };

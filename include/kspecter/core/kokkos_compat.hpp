@@ -28,6 +28,15 @@ KOKKOS_INLINE_FUNCTION float sqrt(float x) { return kmath::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float fabs(float x) { return kmath::fabs(x); }
 KOKKOS_INLINE_FUNCTION bool isfinite(float x) { return kmath::isfinite(x); }
 
+// The HIP execution space: Kokkos::Experimental::HIP before 4.0, Kokkos::HIP from 4.0.
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+using HIP = ::Kokkos::HIP;
+#else
+using HIP = ::Kokkos::Experimental::HIP;
+#endif
+#endif
+
 // Integer min and max in device code: Kokkos::min/max only exist from 3.7 (3.6 has them in
 // Experimental), and std::min is not a device function on every backend.
 KOKKOS_INLINE_FUNCTION int imin(int a, int b) { return a < b ? a : b; }

@@ -1,26 +1,15 @@
-// extract_frame with the spots of a GaussHermite PSF, for every backend of the build. Kept
-// apart from the spot-provider form so that the latter links without psf/.
-#include "out_of_memory.hpp"
+// extract_frame with the spots of a GaussHermite PSF (psf::compute_spots) for one execution
+// space: a spot provider over the PSF's device copy, then the spot-provider form. Included by
+// the per-backend instantiation files (extract_frame_psf_backend.cpp.in).
+#pragma once
 
+#include "../out_of_memory.hpp"
+
+#include <kspecter/core/error.hpp>
 #include <kspecter/extract/frame.hpp>
 #include <kspecter/psf/spots.hpp>
 
-#include <string>
-
 namespace kspecter::extract {
-
-SpotGeometry spot_geometry(psf::GaussHermitePsf const& psf) {
-  SpotGeometry g;
-  g.nfiber = psf.nfiber;
-  g.npix_x = psf.npix_x;
-  g.npix_y = psf.npix_y;
-  g.hsizex = psf.hsizex;
-  g.hsizey = psf.hsizey;
-  g.wavemin = psf.wavemin();
-  g.wavemax = psf.wavemax();
-  g.psferr = psf.psferr;
-  return g;
-}
 
 template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& psf,
@@ -44,19 +33,5 @@ FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& ps
   };
   return extract_frame(space, provider, spot_geometry(psf), image, ivar, opt, times);
 }
-
-#define KSPECTER_EXTRACT_PSF_INSTANTIATE(SPACE)                                  \
-  template FrameResult extract_frame<SPACE>(                                     \
-      SPACE const&, psf::GaussHermitePsf const&, ImageView<SPACE::memory_space>, \
-      ImageView<SPACE::memory_space>, ExtractOptions const&, StageTimes*);
-#if defined(KOKKOS_ENABLE_SERIAL)
-KSPECTER_EXTRACT_PSF_INSTANTIATE(Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-KSPECTER_EXTRACT_PSF_INSTANTIATE(Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-KSPECTER_EXTRACT_PSF_INSTANTIATE(Kokkos::Cuda)
-#endif
 
 }  // namespace kspecter::extract
