@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 
 namespace kspecter::solve {
 
