@@ -138,7 +138,8 @@ Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> 
 
 template <class Space>
 FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
-                       ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times) {
+                       ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times,
+                       ExtractHooks const& hooks) {
   Space space;
   Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> dimage, divar;
   {
@@ -146,7 +147,7 @@ FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
     dimage = to_space(space, image, "kspecter::image");
     divar = to_space(space, ivar, "kspecter::ivar");
   }
-  return extract_frame(space, psf, dimage, divar, opt, times);
+  return extract_frame(space, psf, dimage, divar, opt, times, hooks);
 }
 
 [[noreturn]] void unknown_backend(std::string const& backend) {
@@ -182,13 +183,13 @@ std::string backend_space_name(std::string const& backend) {
 
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
-                          ExtractOptions const& opt, StageTimes* times) {
+                          ExtractOptions const& opt, StageTimes* times, ExtractHooks const& hooks) {
   if (image.ny != ivar.ny || image.nx != ivar.nx)
     throw ParameterError("extract: the inverse variance is " + std::to_string(ivar.nx) + " x " +
                          std::to_string(ivar.ny) + ", the image " + std::to_string(image.nx) +
                          " x " + std::to_string(image.ny) + " (columns x rows)");
   return on_backend(backend, [&](auto tag) {
-    return extract_on<typename decltype(tag)::space>(psf, image, ivar, opt, times);
+    return extract_on<typename decltype(tag)::space>(psf, image, ivar, opt, times, hooks);
   });
 }
 

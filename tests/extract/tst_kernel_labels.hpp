@@ -68,12 +68,13 @@ TEST(TEST_CATEGORY, every_kernel_of_an_extraction_is_labelled_kspecter) {
   std::vector<double> image(std::size_t(psf.npix_x) * psf.npix_y, 20.0);
   std::vector<double> ivar(image.size(), 0.05);
   kspecter::extract::ExtractOptions opt;
+  kspecter::extract::ExtractHooks hooks;
+  hooks.debug_patch = kspecter::extract::ExtractHooks::every_patch;
   opt.wmin = 6000;
   opt.wmax = 6080;
   opt.bundlesize = 5;
   opt.nwavestep = 40;
   opt.model = true;
-  opt.debug_patch = -2;
 
   launched().clear();
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(record);
@@ -82,7 +83,8 @@ TEST(TEST_CATEGORY, every_kernel_of_an_extraction_is_labelled_kspecter) {
   auto const frame = kspecter::extract::extract_frame(
       KSPECTER_STRINGIFY(TEST_CATEGORY), psf,
       kspecter::extract::ImageArray::host(image.data(), psf.npix_y, psf.npix_x),
-      kspecter::extract::ImageArray::host(ivar.data(), psf.npix_y, psf.npix_x), opt);
+      kspecter::extract::ImageArray::host(ivar.data(), psf.npix_y, psf.npix_x), opt, nullptr,
+      hooks);
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(nullptr);

@@ -52,6 +52,7 @@ std::string backend_space_name(std::string const& backend);
 /// ParameterError.
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
-                          ExtractOptions const& opt, StageTimes* times = nullptr);
+                          ExtractOptions const& opt, StageTimes* times = nullptr,
+                          ExtractHooks const& hooks = {});
 
 }  // namespace kspecter::extract

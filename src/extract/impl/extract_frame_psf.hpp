@@ -15,7 +15,7 @@ template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& psf,
                           ImageView<typename ExecSpace::memory_space> image,
                           ImageView<typename ExecSpace::memory_space> ivar,
-                          ExtractOptions const& opt, StageTimes* times) {
+                          ExtractOptions const& opt, StageTimes* times, ExtractHooks const& hooks) {
   using mem = typename ExecSpace::memory_space;
   psf::DevicePsf<mem> dpsf;
   try {
@@ -31,7 +31,7 @@ FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& ps
                                    Kokkos::View<const double*, mem> wave, psf::Spots<mem>& out) {
     psf::compute_spots(space, psf, dpsf, fiber_begin, nfiber, wave, out, true);
   };
-  return extract_frame(space, provider, spot_geometry(psf), image, ivar, opt, times);
+  return extract_frame(space, provider, spot_geometry(psf), image, ivar, opt, times, hooks);
 }
 
 }  // namespace kspecter::extract
