@@ -59,7 +59,8 @@ sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---------------------------------------------------------------- Debian packages
 packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev liberfa-dev
-          libhdf5-openmpi-dev libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev)
+          libhdf5-openmpi-dev libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev
+          zlib1g-dev python3-numpy)
 if [ "$backend" = hip ]; then packages+=(hipcc); fi
 if [ "$do_apt" = 1 ]; then
   step="install Debian packages"

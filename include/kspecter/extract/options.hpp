@@ -12,13 +12,14 @@
 namespace kspecter::extract {
 
 /// What an extraction computes: every number of the frame follows from these and the inputs.
-/// A default-constructed ExtractOptions holds the defaults of `kspecter extract`.
+/// A default-constructed ExtractOptions holds the defaults of `kspecter extract` (but for the
+/// grid, which the CLI takes from the PSF unless given).
 struct ExtractOptions {
   // ---- what to extract
-  int specmin = 0;     // first spectrum (row of the PSF, 0-based)
-  int nspec = -1;      // number of spectra; -1: every fiber of the PSF from specmin on
-  double wmin = 5760;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom (default:
-  double wmax = 7620;  //   the r camera's grid of gpu_specter's benchmarks)
+  int specmin = 0;  // first spectrum (row of the PSF, 0-based)
+  int nspec = -1;   // number of spectra; -1: every fiber of the PSF from specmin on
+  double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom (the CLI's
+  double wmax = 0;  //   default: the PSF's range, parallel/frame_setup.cpp)
   double dw = 0.8;
 
   // ---- patches (§3)
@@ -36,7 +37,8 @@ struct ExtractOptions {
 
   // ---- outputs
   bool model = false;                 // also return the model image A f of the whole CCD
-  double bad2dfit_chi2 = 100.0;       // BAD2DFIT where chi2pix > this (desispec's rule); <= 0: off
+  double bad2dfit_chi2 = 0;           // BAD2DFIT where chi2pix > this (desispec's old rule;
+                                      // its current one: extract/bad2dfit.hpp); <= 0: off
   double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
                                       // its fiber and of its wavelength bin (0: off)
 
