@@ -1,9 +1,10 @@
 # Helpers for kspecter's tests.
 #
 # kspecter_add_backend_test(<name> HEADERS h1.hpp [h2.hpp ...] [SOURCES extra.cpp ...])
-#   Builds one executable per enabled Kokkos backend (<name>_serial, <name>_openmp,
-#   <name>_cuda, ...). Each header is compiled in its own generated source after
-#   backend_<backend>.hpp, which defines TEST_EXECSPACE and TEST_CATEGORY.
+#   Builds one executable per backend of the build (KSPECTER_BACKENDS,
+#   cmake/kspecter_backends.cmake): <name>_serial, <name>_openmp, <name>_cuda, ... Each header
+#   is compiled in its own generated source that first defines TEST_EXECSPACE (the backend's
+#   execution space) and TEST_CATEGORY (its name).
 #
 # kspecter_add_test(<name> SOURCES a.cpp ...)
 #   A host-only test executable (readers, argument parsing, ...).
@@ -41,14 +42,13 @@ endfunction()
 
 function(kspecter_add_backend_test NAME)
   cmake_parse_arguments(ARG "" "" "HEADERS;SOURCES" ${ARGN})
-  foreach(_b IN LISTS KSPECTER_BACKENDS)
-    string(TOLOWER ${_b} _lb)
+  foreach(_lb IN LISTS KSPECTER_BACKENDS)
     set(_srcs "")
     foreach(_h IN LISTS ARG_HEADERS)
       get_filename_component(_stem ${_h} NAME_WE)
       set(_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/${_stem}_${_lb}.cpp)
       file(CONFIGURE OUTPUT ${_gen}
-           CONTENT "#include <backend_${_lb}.hpp>\n#include \"${CMAKE_CURRENT_SOURCE_DIR}/${_h}\"\n")
+           CONTENT "#include <Kokkos_Core.hpp>\n#include <kspecter/core/kokkos_compat.hpp>\nusing TEST_EXECSPACE = ${KSPECTER_BACKEND_SPACE_${_lb}};\n#define TEST_CATEGORY ${_lb}\n#include \"${CMAKE_CURRENT_SOURCE_DIR}/${_h}\"\n")
       list(APPEND _srcs ${_gen})
     endforeach()
     add_executable(${NAME}_${_lb} ${_srcs} ${ARG_SOURCES})

@@ -189,6 +189,17 @@ std::string ArgParser::help() const {
   return o.str();
 }
 
+std::string number_text(double v) {
+  char s[32];
+  // From printf's default 6 significant digits up: "5760" rather than "5.76e+03".
+  for (int digits = 6; digits < 17; ++digits) {
+    std::snprintf(s, sizeof s, "%.*g", digits, v);
+    if (std::strtod(s, nullptr) == v) return s;
+  }
+  std::snprintf(s, sizeof s, "%.17g", v);
+  return s;
+}
+
 void add_common_options(ArgParser& p) {
   p.option("threads", 0, "N", "host threads per rank (OpenMP)", "");
   p.option("device", 0, "ID", "GPU ordinal (default: node-local rank modulo GPUs)", "");

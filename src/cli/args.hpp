@@ -62,6 +62,10 @@ class ArgParser {
 /// Parses "a,b,c" into `out`: false when an item is empty, not a number or out of range.
 bool parse_numbers(std::string const& text, std::vector<double>& out);
 
+/// `v` as printf's %g writes it, with as many digits (6 at least) as it takes to parse back to
+/// exactly `v` ("0.8", "5760"): defaults shown in --help and parsed like a given value.
+std::string number_text(double v);
+
 /// Adds the options every subcommand takes: --threads, --device, --log-level, and passes
 /// --kokkos-* flags on to Kokkos.
 void add_common_options(ArgParser& p);

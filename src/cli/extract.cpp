@@ -10,6 +10,8 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
 
+#include <string>
+
 namespace kspecter::cli {
 
 int run_extract(int argc, char** argv) {
@@ -28,14 +30,16 @@ int run_extract(int argc, char** argv) {
               "frames to extract, one `image psf output [WMIN,WMAX,DW]` per line ('#' comments); "
               "replaces -i/-p/-o");
   args.option("model", 'm', "FILE", "also write the 2-D pixel model image here");
+  // The defaults are a default-constructed ExtractOptions' (what the library does unasked).
+  extract::ExtractOptions const def;
   args.option("wavelength", 'w', "WMIN,WMAX,DW",
               "wavelength grid (default: the PSF's WAVEMIN,WAVEMAX,0.8)");
-  args.option("specmin", 's', "N", "first spectrum to extract", "0");
+  args.option("specmin", 's', "N", "first spectrum to extract", std::to_string(def.specmin));
   args.option("nspec", 'n', "N", "number of spectra to extract (default: all from specmin)");
-  args.option("regularize", 'r', "X", "regularization amount", "0");
-  args.option("bundlesize", 0, "N", "spectra per bundle", "25");
-  args.option("nsubbundles", 0, "N", "sub-bundles per bundle", "5");
-  args.option("nwavestep", 0, "N", "core wavelength bins per patch", "50");
+  args.option("regularize", 'r', "X", "regularization amount", number_text(def.regularize));
+  args.option("bundlesize", 0, "N", "spectra per bundle", std::to_string(def.bundlesize));
+  args.option("nsubbundles", 0, "N", "sub-bundles per bundle", std::to_string(def.nsubbundles));
+  args.option("nwavestep", 0, "N", "core wavelength bins per patch", std::to_string(def.nwavestep));
   args.flag("verbose", 'v', "print more (--log-level debug)");
   args.flag("mpi", 0, "accepted: MPI is used whenever the job runs under mpirun/srun");
   args.flag("decorrelate-fibers", 0, "refused, as by gpu_specter");
@@ -46,11 +50,15 @@ int run_extract(int argc, char** argv) {
   args.option("psferr", 0, "X", "fractional PSF model error for chi2pix (default: the PSF's)");
   args.flag("use-specter", 0, "extract on the CPU (desispec: classic specter)");
   args.flag("no-gpu", 0, "extract on the CPU even when a GPU is available");
-  args.option("pixpad-frac", 0, "X", "fraction of the padding's pixel rows kept", "0.8");
-  args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad", "0.2");
-  args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch", "10");
-  args.option("backend", 0, "NAME", "auto, serial, openmp or cuda", "auto");
-  args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB", "4");
+  args.option("pixpad-frac", 0, "X", "fraction of the padding's pixel rows kept",
+              number_text(def.pixpad_frac));
+  args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad",
+              number_text(def.wavepad_frac));
+  args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch",
+              std::to_string(def.wavepad));
+  args.option("backend", 0, "NAME", "one of " + extract::backend_names(), "auto");
+  args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB",
+              number_text(double(def.memory_budget) / double(1ull << 30)));
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
   add_common_options(args);
   if (!args.parse(argc, argv)) return 0;
@@ -67,7 +75,7 @@ int run_extract(int argc, char** argv) {
     opt.dw = w[2];
   }
   opt.specmin = args.get_int("specmin");
-  opt.nspec = args.has("nspec") ? args.get_int("nspec") : -1;
+  if (args.has("nspec")) opt.nspec = args.get_int("nspec");
   opt.regularize = args.get_double("regularize");
   if (args.has("psferr")) opt.psferr = args.get_double("psferr");
   opt.bundlesize = args.get_int("bundlesize");

@@ -17,7 +17,7 @@ struct ExtractJob {
   std::vector<FrameSpec> frames;
   extract::ExtractOptions options;  // for every frame (a frame's own grid replaces -w)
   parallel::DesiOptions desi;       // desi_extract_spectra's -w default, -f, --no-scores
-  std::string backend = "auto";     // extract::backend_names()
+  std::string backend = "auto";     // one of extract::backend_names()
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
 };

@@ -1,5 +1,6 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/version.hpp>
+#include <kspecter_backend_list.hpp>
 
 #include <Kokkos_Core.hpp>
 #ifdef KOKKOS_ENABLE_CUDA
@@ -19,18 +20,8 @@ RuntimeInfo build_info() {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%d.%d.%02d", v / 10000, (v / 100) % 100, v % 100);
   info.kokkos_version = buf;
-#ifdef KOKKOS_ENABLE_SERIAL
-  info.backends.push_back("Serial");
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  info.backends.push_back("OpenMP");
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  info.backends.push_back("Cuda");
-#endif
-#ifdef KOKKOS_ENABLE_HIP
-  info.backends.push_back("HIP");
-#endif
+  detail::for_each_backend(
+      [&](char const*, auto tag) { info.backends.push_back(decltype(tag)::space::name()); });
   return info;
 }
 

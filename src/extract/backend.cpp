@@ -2,10 +2,13 @@
 #include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
+#include <kspecter_backend_list.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace kspecter::extract {
@@ -135,7 +138,8 @@ Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> 
 
 template <class Space>
 FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
-                       ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times) {
+                       ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times,
+                       ExtractHooks const& hooks) {
   Space space;
   Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> dimage, divar;
   {
@@ -143,7 +147,7 @@ FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
     dimage = to_space(space, image, "kspecter::image");
     divar = to_space(space, ivar, "kspecter::ivar");
   }
-  return extract_frame(space, psf, dimage, divar, opt, times);
+  return extract_frame(space, psf, dimage, divar, opt, times, hooks);
 }
 
 [[noreturn]] void unknown_backend(std::string const& backend) {
@@ -151,55 +155,42 @@ FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
                        "' is not enabled in this build (see `kspecter info`)");
 }
 
+// f(BackendTag<ExecSpace>{}) for the named backend ("auto": Kokkos' default execution space)
+// of the build's backend list.
+template <class F>
+auto on_backend(std::string const& backend, F&& f) {
+  using Result = decltype(f(detail::BackendTag<Kokkos::DefaultExecutionSpace>{}));
+  if (backend == "auto") return f(detail::BackendTag<Kokkos::DefaultExecutionSpace>{});
+  std::optional<Result> result;
+  detail::for_each_backend([&](char const* name, auto tag) {
+    if (!result && backend == name) result = f(tag);
+  });
+  if (!result) unknown_backend(backend);
+  return std::move(*result);
+}
+
 }  // namespace
 
 std::string backend_names() {
   std::string s = "auto";
-#ifdef KOKKOS_ENABLE_SERIAL
-  s += ", serial";
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  s += ", openmp";
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  s += ", cuda";
-#endif
+  detail::for_each_backend([&](char const* name, auto) { s += std::string(", ") + name; });
   return s;
 }
 
 std::string backend_space_name(std::string const& backend) {
-  if (backend == "auto") return Kokkos::DefaultExecutionSpace::name();
-#ifdef KOKKOS_ENABLE_SERIAL
-  if (backend == "serial") return Kokkos::Serial::name();
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  if (backend == "openmp") return Kokkos::OpenMP::name();
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  if (backend == "cuda") return Kokkos::Cuda::name();
-#endif
-  unknown_backend(backend);
+  return on_backend(backend, [](auto tag) -> std::string { return decltype(tag)::space::name(); });
 }
 
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
-                          ExtractOptions const& opt, StageTimes* times) {
+                          ExtractOptions const& opt, StageTimes* times, ExtractHooks const& hooks) {
   if (image.ny != ivar.ny || image.nx != ivar.nx)
     throw ParameterError("extract: the inverse variance is " + std::to_string(ivar.nx) + " x " +
                          std::to_string(ivar.ny) + ", the image " + std::to_string(image.nx) +
                          " x " + std::to_string(image.ny) + " (columns x rows)");
-  if (backend == "auto")
-    return extract_on<Kokkos::DefaultExecutionSpace>(psf, image, ivar, opt, times);
-#ifdef KOKKOS_ENABLE_SERIAL
-  if (backend == "serial") return extract_on<Kokkos::Serial>(psf, image, ivar, opt, times);
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  if (backend == "openmp") return extract_on<Kokkos::OpenMP>(psf, image, ivar, opt, times);
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  if (backend == "cuda") return extract_on<Kokkos::Cuda>(psf, image, ivar, opt, times);
-#endif
-  unknown_backend(backend);
+  return on_backend(backend, [&](auto tag) {
+    return extract_on<typename decltype(tag)::space>(psf, image, ivar, opt, times, hooks);
+  });
 }
 
 }  // namespace kspecter::extract

@@ -5,6 +5,23 @@
 #include <algorithm>
 #include <string>
 
+namespace kspecter::extract {
+
+SpotGeometry spot_geometry(psf::GaussHermitePsf const& psf) {
+  SpotGeometry g;
+  g.nfiber = psf.nfiber;
+  g.npix_x = psf.npix_x;
+  g.npix_y = psf.npix_y;
+  g.hsizex = psf.hsizex;
+  g.hsizey = psf.hsizey;
+  g.wavemin = psf.wavemin();
+  g.wavemax = psf.wavemax();
+  g.psferr = psf.psferr;
+  return g;
+}
+
+}  // namespace kspecter::extract
+
 namespace kspecter::extract::detail {
 
 void check_image_shapes(SpotGeometry const& geom, std::size_t image_ny, std::size_t image_nx,

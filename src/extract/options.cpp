@@ -8,46 +8,21 @@
 namespace kspecter::extract {
 
 namespace {
-// Values of numpy.arange(wmin, wmax + dw/2, dw), as a double: it may be huge or NaN for
-// absurd options, which the callers check before converting it.
-double grid_count(double wmin, double wmax, double dw) {
-  return std::ceil((wmax + 0.5 * dw - wmin) / dw);
-}
-
 void require(bool ok, std::string const& what) {
   if (!ok) throw ParameterError("extract: " + what);
 }
 }  // namespace
 
 std::vector<double> ExtractOptions::wavelengths() const {
-  // numpy.arange(wmin, wmax + dw/2, dw): ceil((stop - start) / step) values start + i step.
-  std::vector<double> w;
-  if (!(dw > 0) || !(wmax >= wmin)) return w;
-  double const count = grid_count(wmin, wmax, dw);
-  if (!(count <= max_bins)) return w;  // validate() says why
-  long const n = static_cast<long>(count);
-  w.reserve(static_cast<std::size_t>(n));
-  for (long i = 0; i < n; ++i) w.push_back(wmin + static_cast<double>(i) * dw);
-  return w;
+  if (!wavelength_grid_problem(wmin, wmax, dw).empty()) return {};
+  return wavelength_grid(wmin, wmax, dw);
 }
 
 void ExtractOptions::validate(int nfiber) const {
-  require(std::isfinite(wmin) && std::isfinite(wmax) && std::isfinite(dw),
-          "wavelength grid wmin, wmax, dw must be finite");
-  require(dw > 0, "wavelength step dw must be > 0, got " + std::to_string(dw));
+  std::string const grid = wavelength_grid_problem(wmin, wmax, dw);
+  require(grid.empty(), grid);
   require(range_margin >= 0 && range_margin <= dw * max_bins,
           "range_margin must be >= 0 and finite, got " + std::to_string(range_margin));
-  require(wmax >= wmin,
-          "wmax (" + std::to_string(wmax) + ") must be >= wmin (" + std::to_string(wmin) + ")");
-  double const nbins = grid_count(wmin, wmax, dw);
-  if (!(nbins <= max_bins)) {
-    char m[200];
-    std::snprintf(m, sizeof m,
-                  "the wavelength grid %g .. %g in steps of %g would have %.3g bins; at most %d "
-                  "are supported",
-                  wmin, wmax, dw, nbins, max_bins);
-    require(false, m);
-  }
   require(specmin >= 0 && specmin < nfiber, "specmin " + std::to_string(specmin) +
                                                 " outside the PSF's fibers 0.." +
                                                 std::to_string(nfiber - 1));

@@ -214,8 +214,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     local.specmin = share.specmin;
     local.nspec = share.nspec;
     local.model = options.model || !frame.model.empty();
+    extract::ExtractHooks hooks;
     if (rank == 0)
-      local.on_batch_done = [&](int done, int total) {
+      hooks.on_batch_done = [&](int done, int total) {
         monitor.poll();
         progress.batches_done(int(i), int(mine.size()), done, total, frame, seconds_since(t0));
       };
@@ -224,9 +225,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     auto fr = std::make_shared<extract::FrameResult>();
     auto const tx = Clock::now();
     try {
-      *fr = share.nspec > 0
-                ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar, local, &times)
-                : empty_share(in, local);
+      *fr = share.nspec > 0 ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar,
+                                                     local, &times, hooks)
+                            : empty_share(in, local);
     } catch (...) {
       error = std::current_exception();
     }

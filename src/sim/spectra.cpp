@@ -9,19 +9,6 @@
 
 namespace kspecter::sim {
 
-std::vector<double> wavelength_grid(double wmin, double wmax, double dw) {
-  if (!std::isfinite(wmin) || !std::isfinite(wmax) || !std::isfinite(dw) || wmin <= 0 ||
-      wmax <= wmin || dw <= 0)
-    throw ParameterError("wavelength grid " + std::to_string(wmin) + "," + std::to_string(wmax) +
-                         "," + std::to_string(dw) + ": need 0 < wmin < wmax and dw > 0");
-  // numpy.arange's length: ceil((stop - start) / step), values start + i * step.
-  double const n = std::ceil((wmax + 0.5 * dw - wmin) / dw);
-  if (n > 1e7) throw ParameterError("wavelength grid: more than 10^7 bins");
-  std::vector<double> w(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = wmin + static_cast<double>(i) * dw;
-  return w;
-}
-
 std::vector<double> bin_widths(std::vector<double> const& w) {
   std::size_t const n = w.size();
   std::vector<double> d(n, 1.0);

@@ -2,8 +2,11 @@
 // usage errors exit with 2.
 #include <run_command.hpp>
 
+#include <kspecter/extract/options.hpp>
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <regex>
 #include <string>
 
@@ -40,6 +43,30 @@ TEST(cli, every_command_has_help) {
     pos = top.out.find('\n', pos) + 1;
   }
   EXPECT_GE(n, 1);
+}
+
+// `kspecter extract` takes its defaults from a default-constructed ExtractOptions: each default
+// its --help shows parses back to the library's value, bit for bit.
+TEST(cli, extract_defaults_are_the_library_defaults) {
+  auto const h = run("extract --help");
+  ASSERT_EQ(h.status, 0) << h.out;
+  auto shown = [&](std::string const& name) {
+    std::smatch m;
+    std::regex const line("--" + name + " [A-Z,]+ [^\\n]*\\[default: ([^\\]]+)\\]");
+    EXPECT_TRUE(std::regex_search(h.out, m, line)) << name << " has no default in\n" << h.out;
+    return m.empty() ? std::string("nan") : m[1].str();
+  };
+  auto number = [](std::string const& s) { return std::strtod(s.c_str(), nullptr); };
+  kspecter::extract::ExtractOptions const d;
+  EXPECT_EQ(number(shown("specmin")), d.specmin);
+  EXPECT_EQ(number(shown("regularize")), d.regularize);
+  EXPECT_EQ(number(shown("bundlesize")), d.bundlesize);
+  EXPECT_EQ(number(shown("nsubbundles")), d.nsubbundles);
+  EXPECT_EQ(number(shown("nwavestep")), d.nwavestep);
+  EXPECT_EQ(number(shown("wavepad")), d.wavepad);
+  EXPECT_EQ(number(shown("wavepad-frac")), d.wavepad_frac);
+  EXPECT_EQ(number(shown("pixpad-frac")), d.pixpad_frac);
+  EXPECT_EQ(number(shown("memory-budget")) * double(1ull << 30), double(d.memory_budget));
 }
 
 TEST(cli, usage_errors_exit_2) {

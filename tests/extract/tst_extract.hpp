@@ -27,6 +27,7 @@ using mem = TEST_EXECSPACE::memory_space;
 struct Toy {
   ToyPsf psf;
   ExtractOptions opt;
+  ExtractHooks hooks;
   std::vector<double> wave, truth, clean, image, ivar;
   int nspec = 0, nwave = 0;
 
@@ -61,7 +62,7 @@ struct Toy {
 
 FrameResult run(ToyPsf const& psf, std::vector<double> const& image,
                 std::vector<double> const& ivar, ExtractOptions const& opt,
-                StageTimes* times = nullptr) {
+                StageTimes* times = nullptr, ExtractHooks const& hooks = {}) {
   using HV = Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace,
                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::View<double**, Kokkos::LayoutRight, mem> di("image", psf.npix_y, psf.npix_x);
@@ -74,7 +75,7 @@ FrameResult run(ToyPsf const& psf, std::vector<double> const& image,
   Kokkos::deep_copy(di, hi);
   Kokkos::deep_copy(dv, hv);
   TEST_EXECSPACE space;
-  return extract_frame(space, psf.provider<mem>(), psf.geometry(), di, dv, opt, times);
+  return extract_frame(space, psf.provider<mem>(), psf.geometry(), di, dv, opt, times, hooks);
 }
 
 bool all_finite(std::vector<double> const& v) {
@@ -124,8 +125,8 @@ TEST(TEST_CATEGORY, extract_patch_matches_dense_brute_force) {
   t.ivar[std::size_t(120) * t.psf.npix_x + 55] = 0;
   t.opt.nwavestep = 30;  // smaller patches keep the long-double reference fast
   t.opt.wavepad = 8;
-  t.opt.debug_patch = -2;
-  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+  t.hooks.debug_patch = ExtractHooks::every_patch;
+  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
   ASSERT_EQ(r.debug.size(), plan.patches.size());
   ASSERT_EQ(plan.nfiber_slots, 7);
@@ -236,8 +237,8 @@ TEST(TEST_CATEGORY, extract_non_monotone_trace_matches_dense_brute_force) {
   t.opt.nwavestep = 30;
   t.opt.wavepad = 8;
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
-  t.opt.debug_patch = plan.patch_of(6, 40);
-  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+  t.hooks.debug_patch = plan.patch_of(6, 40);
+  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
   ASSERT_EQ(r.debug.size(), 1u);
   expect_all_finite(r);
   PatchDebug const& d = r.debug[0];
@@ -266,8 +267,8 @@ TEST(TEST_CATEGORY, extract_non_monotone_trace_matches_dense_brute_force) {
 TEST(TEST_CATEGORY, extract_noiseless_flux_is_r_times_truth) {
   Toy t(15, 150, 6000.0, /*dxf=*/10.6, /*sigx=*/1.3);
   t.opt.wavepad = 20;
-  t.opt.debug_patch = -2;
-  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+  t.hooks.debug_patch = ExtractHooks::every_patch;
+  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
   expect_all_finite(r);
   double worst = 0, worst_diag = 0, coupling = 0;
@@ -336,14 +337,14 @@ TEST(TEST_CATEGORY, extract_noiseless_crowded_within_method_error) {
 // Noise: pulls (flux - R truth) sqrt(ivar) over a bundle and several realisations.
 TEST(TEST_CATEGORY, extract_noise_pulls_are_unit_normal) {
   Toy t(25, 160);
-  t.opt.debug_patch = -2;
+  t.hooks.debug_patch = ExtractHooks::every_patch;
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
   double sum = 0, sum2 = 0;
   long count = 0;
   std::vector<double> rtruth;
   for (std::uint64_t real = 0; real < 4; ++real) {
     t.add_noise(100 + real);
-    FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+    FrameResult const r = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
     expect_all_finite(r);
     if (rtruth.empty()) {  // R (hence R truth) depends on the weights only, not on the noise
       rtruth.assign(r.flux.size(), 0.0);

@@ -5,7 +5,7 @@
 
 #include <kspecter/psf/gauss_hermite.hpp>
 #include <kspecter/psf/legendre.hpp>
-#include <kspecter/psf/spot_kernel.hpp>
+#include "psf/impl/spot_kernel.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@ using test::spots_on;
 using test::wave_grid;
 
 // Bound on |spot - reference|, every backend. (CUDA spots are compiled without fused
-// multiply-adds, src/psf/spots_cuda.cpp: with them, they were up to 5.8e-14 away.)
+// multiply-adds, src/psf/spots_backend.cpp.in: with them, they were up to 5.8e-14 away.)
 constexpr double spot_tol = 1e-14;
 
 TEST(TEST_CATEGORY, synthetic_spots_match_reference) {

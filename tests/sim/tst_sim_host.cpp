@@ -5,6 +5,7 @@
 #include <kspecter/io/psf_file.hpp>
 #include <kspecter/psf/synthetic_psf.hpp>
 #include <kspecter/sim/simulate.hpp>
+#include <kspecter_backend_list.hpp>
 
 #include <test_data.hpp>
 
@@ -55,14 +56,13 @@ TEST(sim_host, serial_openmp_and_library_give_the_same_bits) {
   ASSERT_EQ(lib.ny, psf.npix_y);
   EXPECT_GT(*std::max_element(lib.expected.begin(), lib.expected.end()), 100.0);
   int backends = 0;
-#ifdef KOKKOS_ENABLE_SERIAL
-  EXPECT_TRUE(same_bits(lib, kspecter::sim::simulate(Kokkos::Serial(), psf, spectra, o)));
-  ++backends;
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  EXPECT_TRUE(same_bits(lib, kspecter::sim::simulate(Kokkos::OpenMP(), psf, spectra, o)));
-  ++backends;
-#endif
+  kspecter::detail::for_each_backend([&](char const* name, auto tag) {
+    using Space = typename decltype(tag)::space;
+    if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
+      EXPECT_TRUE(same_bits(lib, kspecter::sim::simulate(Space(), psf, spectra, o))) << name;
+      ++backends;
+    }
+  });
   EXPECT_GE(backends, 1);
   // Another block size: same bits.
   o.fibers_per_block = 4;

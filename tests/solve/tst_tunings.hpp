@@ -8,6 +8,10 @@
 #include <kspecter/solve/batched.hpp>
 #include <vector>
 
+#include "solve/impl/cholesky.hpp"
+#include "solve/impl/inverse_blocks.hpp"
+#include "solve/impl/inverse_sqrt.hpp"
+
 #include "solve_reference.hpp"
 #include "solve_test_util.hpp"
 

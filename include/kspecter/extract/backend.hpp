@@ -35,8 +35,9 @@ struct ImageArray {
   bool contiguous_f64() const { return type == Type::f64 && col_stride == 1 && row_stride == nx; }
 };
 
-/// Backend names a build accepts: "auto" (Kokkos' default execution space) and the enabled
-/// ones among "serial", "openmp", "cuda".
+/// Backend names a build accepts, comma-separated: "auto" (Kokkos' default execution space)
+/// and the enabled ones among "serial", "openmp", "cuda", "hip" (the backend list,
+/// cmake/kspecter_backends.cmake).
 std::string backend_names();
 
 /// The execution space `backend` runs on (Kokkos' name, e.g. "OpenMP"); throws ParameterError
@@ -51,6 +52,7 @@ std::string backend_space_name(std::string const& backend);
 /// ParameterError.
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
-                          ExtractOptions const& opt, StageTimes* times = nullptr);
+                          ExtractOptions const& opt, StageTimes* times = nullptr,
+                          ExtractHooks const& hooks = {});
 
 }  // namespace kspecter::extract

@@ -35,7 +35,7 @@ struct ExtractStats {
   std::size_t peak_device_bytes = 0;  // largest device memory held by extract_frame at once
 };
 
-/// Every intermediate of one patch (ExtractOptions::debug_patch), for tests.
+/// Every intermediate of one patch (ExtractHooks::debug_patch), for tests.
 struct PatchDebug {
   Patch patch;                         // its plan entry
   int x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // pixel window: columns [x0, x1), rows [y0, y1)
@@ -95,6 +95,7 @@ struct SpotGeometry {
 /// whose image value is not finite, are ignored (weight 0). Stage times are added to `times`
 /// under kspecter::extract::{spots, plan, assembly, factorisation, covariance, decorrelation,
 /// quality, stitch} (each a fenced profiling region; plan includes the pixel weights).
+/// `hooks` report progress and keep debug patches (options.hpp); they change no number.
 /// Throws ParameterError for invalid options, a size mismatch, a wavelength range outside
 /// the PSF or a memory budget below one patch. When an allocation fails (a std::bad_alloc:
 /// kspecter::OutOfMemory from core/allocate.hpp, or operator new), it starts again with
@@ -108,14 +109,16 @@ FrameResult extract_frame(ExecSpace const& space,
                           SpotGeometry const& geometry,
                           ImageView<typename ExecSpace::memory_space> image,
                           ImageView<typename ExecSpace::memory_space> ivar,
-                          ExtractOptions const& opt, StageTimes* times = nullptr);
+                          ExtractOptions const& opt, StageTimes* times = nullptr,
+                          ExtractHooks const& hooks = {});
 
 /// Extracts a frame with the spots of a GaussHermite PSF (psf::compute_spots).
 template <class ExecSpace>
 FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& psf,
                           ImageView<typename ExecSpace::memory_space> image,
                           ImageView<typename ExecSpace::memory_space> ivar,
-                          ExtractOptions const& opt, StageTimes* times = nullptr);
+                          ExtractOptions const& opt, StageTimes* times = nullptr,
+                          ExtractHooks const& hooks = {});
 
 /// The geometry of a GaussHermite PSF.
 SpotGeometry spot_geometry(psf::GaussHermitePsf const& psf);

@@ -1,6 +1,8 @@
 // Settings of one frame extraction, with the meanings and defaults of gpu_specter's `spex`
-// (docs/algorithm.md §3-6).
+// (docs/algorithm.md §3-6), and apart from them the hooks of a caller that watches it.
 #pragma once
+
+#include <kspecter/core/wavelength_grid.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -9,12 +11,15 @@
 
 namespace kspecter::extract {
 
+/// What an extraction computes: every number of the frame follows from these and the inputs.
+/// A default-constructed ExtractOptions holds the defaults of `kspecter extract` (but for the
+/// grid, which the CLI takes from the PSF unless given).
 struct ExtractOptions {
   // ---- what to extract
   int specmin = 0;  // first spectrum (row of the PSF, 0-based)
   int nspec = -1;   // number of spectra; -1: every fiber of the PSF from specmin on
-  double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom
-  double wmax = 0;
+  double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom (the CLI's
+  double wmax = 0;  //   default: the PSF's range, parallel/frame_setup.cpp)
   double dw = 0.8;
   /// How far (Angstrom) the grid may reach beyond the PSF's range, where its Legendre series
   /// are extrapolated as desispec does: half a step for the PSF's own WAVEMIN..WAVEMAX at
@@ -52,21 +57,15 @@ struct ExtractOptions {
   /// one patch (with its bundle's spots) is a ParameterError. When an allocation fails all
   /// the same (a device shared with others), extract_frame retries with smaller batches.
   std::size_t memory_budget = std::size_t(4) << 30;
-  /// Debugging and testing: keep every intermediate of this patch (index into the frame's
-  /// patch plan, see patch_plan.hpp); -1: none; -2: every patch (small frames only: n x n
-  /// doubles per patch go to the host).
-  int debug_patch = -1;
-  /// Progress: called on the calling thread after each device batch with the bundles done so
-  /// far and the bundles of the frame (logging, ETAs). Empty: nobody listens.
-  std::function<void(int bundles_done, int bundles_total)> on_batch_done;
 
   /// Largest wavelength grid, padding and patch step accepted, in bins (a full DESI camera
   /// has ~2600): beyond it a grid is a typo, and its sizes would overflow.
-  static constexpr int max_bins = 1000000;
+  static constexpr int max_bins = max_wavelength_bins;
 
   /// Effective wavelength padding in bins: wavepad + int(wavepad * wavepad_frac).
   int effective_wavepad() const { return wavepad + static_cast<int>(wavepad * wavepad_frac); }
-  /// The output wavelength grid: wmin + i dw for i = 0 .. while <= wmax + dw/2 (numpy arange).
+  /// The output wavelength grid, wavelength_grid(wmin, wmax, dw) (core/wavelength_grid.hpp);
+  /// empty when that is no grid (validate() says why).
   std::vector<double> wavelengths() const;
   /// Throws ParameterError naming the first invalid setting; `nfiber` is the PSF's fiber count.
   void validate(int nfiber) const;
@@ -75,6 +74,20 @@ struct ExtractOptions {
   void validate_range(double wavemin, double wavemax) const;
   /// nspec resolved against the PSF's fiber count.
   int resolved_nspec(int nfiber) const { return nspec < 0 ? nfiber - specmin : nspec; }
+};
+
+/// What a caller of extract_frame watches or keeps besides the frame: progress and, for
+/// tests, the intermediates of some patches. No hook changes a number of the frame.
+struct ExtractHooks {
+  static constexpr int no_patch = -1;     // debug_patch: keep none
+  static constexpr int every_patch = -2;  // debug_patch: keep all (small frames only: n x n
+                                          //   doubles per patch go to the host)
+  /// Keep every intermediate of this patch (FrameResult::debug): an index into the frame's
+  /// patch plan (patch_plan.hpp), no_patch or every_patch.
+  int debug_patch = no_patch;
+  /// Progress: called on the calling thread after each device batch with the bundles done so
+  /// far and the bundles of the frame (logging, ETAs). Empty: nobody listens.
+  std::function<void(int bundles_done, int bundles_total)> on_batch_done;
 };
 
 }  // namespace kspecter::extract

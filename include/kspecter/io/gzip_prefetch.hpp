@@ -3,7 +3,8 @@
 // A batch job reads its frames on one I/O thread (CFITSIO is not reliably thread-safe), and
 // inflating a full-frame preproc takes several times as long as reading a plain one. zlib is
 // safe on separate streams, so the inflation alone can run ahead on threads of its own; the
-// I/O thread then parses bytes already in memory. docs/architecture.md (the path of one `kspecter extract`, step 3).
+// I/O thread then parses bytes already in memory. docs/architecture.md (the path of one `kspecter
+// extract`, step 3).
 #pragma once
 
 #include <string>

@@ -191,7 +191,7 @@ void evaluate_param(
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-// Compiled once, without fused multiply-adds, in src/psf/spots_cuda.cpp, with the spots: every
+// Compiled once, without fused multiply-adds, with the spots (src/psf/spots_backend.cpp.in): every
 // CUDA evaluation of the PSF then rounds the same way, and as the host does within 1e-14.
 extern template void evaluate_traces<Kokkos::Cuda>(
     Kokkos::Cuda const&, DevicePsf<Kokkos::CudaSpace> const&, int, int,

@@ -3,6 +3,8 @@
 // Angstrom as the spectrograph records them (throughput and exposure time folded in).
 #pragma once
 
+#include <kspecter/core/wavelength_grid.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,9 +21,9 @@ struct Spectra {
   int nwave() const { return static_cast<int>(wavelength.size()); }
 };
 
-/// numpy.arange(wmin, wmax + dw/2, dw): wmin + i dw while below wmax + dw/2 (docs/algorithm.md).
-/// Throws ParameterError unless 0 < wmin < wmax and 0 < dw, all finite.
-std::vector<double> wavelength_grid(double wmin, double wmax, double dw);
+/// The simulator's grids are extraction's: numpy.arange(wmin, wmax + dw/2, dw)
+/// (core/wavelength_grid.hpp).
+using kspecter::wavelength_grid;
 
 /// Width of each bin in Angstrom: central differences (w[i+1] - w[i-1]) / 2, one-sided at
 /// the ends (numpy.gradient, what desispec uses to turn per-bin counts into per-Angstrom

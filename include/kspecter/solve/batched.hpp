@@ -7,11 +7,12 @@
 // (not on the batch around it) and are bitwise reproducible on a given machine; the host
 // picks AVX-512/AVX2/portable micro-kernels at run time, which differ by rounding.
 //
-// How (details in cholesky.hpp, inverse_blocks.hpp, inverse_sqrt.hpp, team_gemm.hpp):
-// blocked algorithms whose work is a register-tiled team GEMM fed through team scratch
-// (tuning.hpp holds the per-backend shapes). Costs for n = 518, m = 74: Cholesky n³/3,
-// blocks n³/3 + 23 Mflop, inverse sqrt (Householder + implicit QL + Q = V w^-1/2 Vᵀ)
-// about 11 m³ per block.
+// The library instantiates them for every backend of its build (cmake/kspecter_backends.cmake).
+// How (details in src/solve/impl/: cholesky.hpp, inverse_blocks.hpp, inverse_sqrt.hpp,
+// team_gemm.hpp): blocked algorithms whose work is a register-tiled team GEMM fed through team
+// scratch (impl/tuning.hpp holds the host and GPU shapes). Costs for n = 518, m = 74: Cholesky
+// n³/3, blocks n³/3 + 23 Mflop, inverse sqrt (Householder + implicit QL + Q = V w^-1/2 Vᵀ) about 11
+// m³ per block.
 //
 // Differences from gpu_specter (which gets C from a clipped eigendecomposition of the
 // whole iCov): C = iCov⁻¹ here is exact (Cholesky), so it equals gpu_specter's whenever
@@ -62,8 +63,3 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
                   double rel_clip = 1e-14);
 
 }  // namespace kspecter::solve
-
-// Implementations (team kernels, header-only so that each backend instantiates them).
-#include <kspecter/solve/cholesky.hpp>
-#include <kspecter/solve/inverse_blocks.hpp>
-#include <kspecter/solve/inverse_sqrt.hpp>

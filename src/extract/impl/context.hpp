@@ -1,5 +1,5 @@
 // What every stage of a frame extraction reads: the execution space, the plan, the options,
-// the input images and the frame's sizes.
+// the input images and the frame's sizes; and the caller's hooks.
 #pragma once
 
 #include "../host_steps.hpp"
@@ -22,6 +22,7 @@ struct FrameContext {
   typename T::Image image, ivar;  // [npy][npx]
   double psferr = 0;              // model error of chi2pix
   StageTimes* times = nullptr;    // where the stage timers add their times
+  ExtractHooks const& hooks;      // progress and debug patches
 };
 
 }  // namespace kspecter::extract::detail

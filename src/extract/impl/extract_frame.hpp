@@ -28,7 +28,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                SpotGeometry const& geom,
                                ImageView<typename ExecSpace::memory_space> image,
                                ImageView<typename ExecSpace::memory_space> ivar,
-                               ExtractOptions const& opt, StageTimes* times) {
+                               ExtractOptions const& opt, StageTimes* times,
+                               ExtractHooks const& hooks) {
   check_image_shapes(geom, image.extent(0), image.extent(1), ivar.extent(0), ivar.extent(1));
   PatchPlan const plan =
       make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1);
@@ -40,7 +41,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                    image,
                                    ivar,
                                    opt.psferr >= 0 ? opt.psferr : geom.psferr,
-                                   times};
+                                   times,
+                                   hooks};
   FrameResult res = start_result(plan, fc.shape);
   Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model);
 
@@ -67,10 +69,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     capture.after_decorrelation(b, fc.shape.ncs);
     res.stats.quality_macs += assess_quality(fc, batch, b, ws);
     capture.move_to(res.debug);
-    if (opt.on_batch_done) {
+    if (hooks.on_batch_done) {
       space.fence();
-      opt.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
-                        static_cast<int>(plan.bundles.size()));
+      hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
+                          static_cast<int>(plan.bundles.size()));
     }
   }
   stitch(fc, ws, res);
@@ -92,11 +94,11 @@ FrameResult extract_frame(ExecSpace const& space,
                           SpotGeometry const& geometry,
                           ImageView<typename ExecSpace::memory_space> image,
                           ImageView<typename ExecSpace::memory_space> ivar,
-                          ExtractOptions const& opt, StageTimes* times) {
+                          ExtractOptions const& opt, StageTimes* times, ExtractHooks const& hooks) {
   ExtractOptions o = opt;
   for (;;) {
     try {
-      return detail::extract_frame_impl(space, spots, geometry, image, ivar, o, times);
+      return detail::extract_frame_impl(space, spots, geometry, image, ivar, o, times, hooks);
     } catch (std::exception const& e) {
       if (!detail::is_out_of_memory(e)) throw;
       auto const budget = detail::smaller_budget(o, geometry);

@@ -1,4 +1,4 @@
-// The intermediates of the debug patches (ExtractOptions::debug_patch) for tests: copied to
+// The intermediates of the debug patches (ExtractHooks::debug_patch) for tests: copied to
 // the host between the stages of their batch, so that the stages themselves know nothing
 // about them.
 #pragma once
@@ -15,15 +15,15 @@ namespace kspecter::extract::detail {
 template <class ExecSpace>
 class PatchCapture {
  public:
-  /// Picks the batch's debug patches (one, or all with debug_patch == -2); their windows are
-  /// in the workspace's host patch table once the plan stage has run.
+  /// Picks the batch's debug patches (one, or all with ExtractHooks::every_patch); their windows
+  /// are in the workspace's host patch table once the plan stage has run.
   PatchCapture(FrameContext<ExecSpace> const& fc, Batch const& batch,
                Workspace<ExecSpace> const& ws)
       : space_(fc.space) {
     int const P = batch.patch_end - batch.patch_begin;
-    int const want = fc.opt.debug_patch;
+    int const want = fc.hooks.debug_patch;
     for (int i = 0; i < P; ++i) {
-      if (want != -2 && want != batch.patch_begin + i) continue;
+      if (want != ExtractHooks::every_patch && want != batch.patch_begin + i) continue;
       index_.push_back(i);
       PatchDebug pd;
       pd.patch = fc.plan.patches[static_cast<std::size_t>(batch.patch_begin + i)];

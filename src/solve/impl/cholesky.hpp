@@ -6,9 +6,11 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
-#include <kspecter/solve/team_gemm.hpp>
-#include <kspecter/solve/tuning.hpp>
 #include <string>
+
+#include "row_envelope.hpp"
+#include "team_gemm.hpp"
+#include "tuning.hpp"
 
 namespace kspecter::solve {
 
@@ -24,25 +26,6 @@ namespace kspecter::solve {
 // right of the block column are skipped. A dense matrix loses nothing; extraction's iCov
 // (fibers more than two apart do not couple) saves about three quarters of the flops.
 namespace detail {
-
-/// f[r] = the first column j <= r with a[r][j] != 0 (r if none): the row envelope.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void team_row_envelope(Member const& team, double const* a, int n, int* f) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int r) {
-    double const* ar = a + r * n;
-    int j = 0;
-    while (j < r && ar[j] == 0.0) ++j;
-    f[r] = j;
-  });
-  team.team_barrier();
-}
-
-/// min f[r0 .. r0 + rows), the same on every thread.
-KOKKOS_INLINE_FUNCTION int envelope_min(int const* f, int r0, int rows) {
-  int m = f[r0];
-  for (int r = r0 + 1; r < r0 + rows; ++r) m = f[r] < m ? f[r] : m;
-  return m;
-}
 
 template <class Tune, class ExecSpace>
 void cholesky_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> a,

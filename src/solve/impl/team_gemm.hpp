@@ -6,9 +6,10 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
-#include <kspecter/solve/host_simd.hpp>
-#include <kspecter/solve/tuning.hpp>
 #include <string>
+
+#include "host_simd.hpp"
+#include "tuning.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -7,9 +7,10 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
-#include <kspecter/solve/team_gemm.hpp>
-#include <kspecter/solve/tuning.hpp>
 #include <string>
+
+#include "team_gemm.hpp"
+#include "tuning.hpp"
 
 namespace kspecter::solve {
 

@@ -7,11 +7,14 @@
 
 namespace kspecter::solve {
 
-/// Host backends (Serial, OpenMP, ...): one matrix per thread (team size 1), so that a
-/// batch of a few hundred matrices keeps every core busy and each matrix stays in that
-/// core's caches. The micro-tile (mr x nr accumulators) is shaped for the vector ISA the
-/// compiler targets: nr is the contiguous (vectorised) direction.
-template <class ExecSpace>
+/// Host backends (an execution space that runs on the CPU: Serial, OpenMP, ...): one matrix
+/// per thread (team size 1), so that a batch of a few hundred matrices keeps every core busy
+/// and each matrix stays in that core's caches. The micro-tile (mr x nr accumulators) is
+/// shaped for the vector ISA the compiler targets: nr is the contiguous (vectorised)
+/// direction. Every backend of the build's list (cmake/kspecter_backends.cmake) gets the host
+/// or the GPU entry by where it runs.
+template <class ExecSpace,
+          bool OnHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible>
 struct Tuning {
 #if defined(__AVX512F__)
   static constexpr int mr = 4, nr = 16;  // 8 zmm accumulators
@@ -41,11 +44,11 @@ struct Tuning {
   static constexpr bool coalesce = false;
 };
 
-#if defined(KOKKOS_ENABLE_CUDA)
-/// CUDA: one matrix per team of 256 threads; a 64 x 64 output tile is 16 x 16 micro-tiles of
-/// 4 x 4, one per thread, accumulated in registers across the whole K loop.
-template <>
-struct Tuning<Kokkos::Cuda> {
+/// GPU backends (CUDA, HIP): one matrix per team of 256 threads; a 64 x 64 output tile is
+/// 16 x 16 micro-tiles of 4 x 4, one per thread, accumulated in registers across the whole K
+/// loop.
+template <class ExecSpace>
+struct Tuning<ExecSpace, false> {
   static constexpr int mr = 4, nr = 4;
   static constexpr int quantum = 4;
   static constexpr bool host_simd = false;
@@ -56,21 +59,5 @@ struct Tuning<Kokkos::Cuda> {
   static constexpr int eig_team_size = 128;
   static constexpr bool coalesce = true;
 };
-#endif
-
-#if defined(KOKKOS_ENABLE_HIP)
-template <>
-struct Tuning<compat::HIP> {
-  static constexpr int mr = 4, nr = 4;
-  static constexpr int quantum = 4;
-  static constexpr bool host_simd = false;
-  static constexpr int pad = 1;
-  static constexpr int block = 64;
-  static constexpr int max_tile = 80;
-  static constexpr int team_size = 256;
-  static constexpr int eig_team_size = 128;
-  static constexpr bool coalesce = true;
-};
-#endif
 
 }  // namespace kspecter::solve

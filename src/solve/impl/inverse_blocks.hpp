@@ -5,10 +5,11 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/batched.hpp>
-#include <kspecter/solve/cholesky.hpp>
-#include <kspecter/solve/team_gemm.hpp>
-#include <kspecter/solve/tuning.hpp>
 #include <string>
+
+#include "row_envelope.hpp"
+#include "team_gemm.hpp"
+#include "tuning.hpp"
 
 namespace kspecter::solve {
 

@@ -1,4 +1,0 @@
-#pragma once
-#include <Kokkos_Core.hpp>
-using TEST_EXECSPACE = Kokkos::OpenMP;
-#define TEST_CATEGORY openmp
