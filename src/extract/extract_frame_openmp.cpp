@@ -2,7 +2,7 @@
 #include <Kokkos_Core.hpp>
 
 #if defined(KOKKOS_ENABLE_OPENMP)
-#include "extract_frame_impl.hpp"
+#include "impl/extract_frame.hpp"
 
 namespace kspecter::extract {
 template FrameResult extract_frame<Kokkos::OpenMP>(

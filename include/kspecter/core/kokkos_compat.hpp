@@ -28,6 +28,11 @@ KOKKOS_INLINE_FUNCTION float sqrt(float x) { return kmath::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float fabs(float x) { return kmath::fabs(x); }
 KOKKOS_INLINE_FUNCTION bool isfinite(float x) { return kmath::isfinite(x); }
 
+// Integer min and max in device code: Kokkos::min/max only exist from 3.7 (3.6 has them in
+// Experimental), and std::min is not a device function on every backend.
+KOKKOS_INLINE_FUNCTION int imin(int a, int b) { return a < b ? a : b; }
+KOKKOS_INLINE_FUNCTION int imax(int a, int b) { return a > b ? a : b; }
+
 // Settings for Kokkos::initialize: InitArguments in 3.x, InitializationSettings in 4.x.
 struct InitOptions {
   int num_threads = -1;  // host threads; -1 leaves Kokkos' default

@@ -12,8 +12,8 @@
 
 namespace kspecter::solve::detail {
 
-KOKKOS_INLINE_FUNCTION int imin(int a, int b) { return a < b ? a : b; }
-KOKKOS_INLINE_FUNCTION int imax(int a, int b) { return a > b ? a : b; }
+using compat::imax;
+using compat::imin;
 inline int round_up(int x, int q) { return (x + q - 1) / q * q; }
 
 /// sqrt(a² + b²) without overflow or underflow of the squares; NaN in, NaN out.

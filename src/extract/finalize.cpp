@@ -1,0 +1,111 @@
+#include "host_steps.hpp"
+
+#include <kspecter/extract/mask_bits.hpp>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace kspecter::extract::detail {
+
+namespace {
+
+// Median of the values (BAD2DFIT's relative rule).
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double hi = *mid;
+  if (v.size() % 2 == 1) return hi;
+  double lo = *std::max_element(v.begin(), mid);
+  return 0.5 * (lo + hi);
+}
+
+// Electrons per bin -> electrons per Angstrom (np.gradient of a uniform grid is dw).
+void to_per_angstrom(FrameResult& res, double dw) {
+  for (auto& v : res.flux) v /= dw;
+  for (auto& v : res.deconvolved_flux) v /= dw;
+  for (auto& v : res.ivar) v *= dw * dw;
+}
+
+// Frames are float32: a bin whose numbers do not fit there (pixels near the float limit)
+// is unusable and is flagged like a failed patch (ivar = 0, BAD2DFIT, identity
+// resolution), never written as Inf. chi2pix is capped; the model image too. Returns the
+// flagged bins.
+std::vector<char> clamp_to_float32(FrameResult& res) {
+  int const nspec = res.nspec, nwave = res.nwave, ndiag = res.ndiag;
+  std::vector<char> overflow(std::size_t(nspec) * std::size_t(nwave), 0);
+  auto fits = [](double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); };
+  int const nd = 2 * ndiag + 1;
+  auto rd = [&](int s, int k, int w) -> double& {
+    return res.resolution[(std::size_t(s) * nd + std::size_t(k)) * nwave + std::size_t(w)];
+  };
+  for (int s = 0; s < nspec; ++s)
+    for (int w = 0; w < nwave; ++w) {
+      std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
+      bool ok = fits(res.flux[i]) && fits(res.ivar[i]) && fits(res.deconvolved_flux[i]);
+      for (int k = 0; k < nd; ++k) ok = ok && fits(rd(s, k, w));
+      if (!ok) {
+        overflow[i] = 1;
+        res.flux[i] = res.ivar[i] = res.deconvolved_flux[i] = 0;
+        for (int k = 0; k < nd; ++k) rd(s, k, w) = k == ndiag ? 1.0 : 0.0;
+      }
+      if (!(res.chi2pix[i] <= double(FLT_MAX))) res.chi2pix[i] = double(FLT_MAX);
+    }
+  for (auto& v : res.model)
+    if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
+  return overflow;
+}
+
+// The specmask bits of every bin (mask_bits.hpp; FrameResult::mask says which rule sets
+// which bit).
+void set_mask_bits(FrameResult& res, int const* failed, std::vector<char> const& overflow,
+                   ExtractOptions const& opt) {
+  int const nspec = res.nspec, nwave = res.nwave;
+  res.mask.assign(std::size_t(nspec) * std::size_t(nwave), 0u);
+  std::vector<double> med_fiber, med_wave;
+  if (opt.bad2dfit_median_factor > 0) {
+    med_fiber.resize(std::size_t(nspec));
+    med_wave.resize(std::size_t(nwave));
+    std::vector<double> tmp;
+    for (int s = 0; s < nspec; ++s) {
+      tmp.assign(res.chi2pix.begin() + long(s) * nwave, res.chi2pix.begin() + long(s + 1) * nwave);
+      med_fiber[std::size_t(s)] = median_of(tmp);
+    }
+    for (int w = 0; w < nwave; ++w) {
+      tmp.clear();
+      for (int s = 0; s < nspec; ++s)
+        tmp.push_back(res.chi2pix[std::size_t(s) * nwave + std::size_t(w)]);
+      med_wave[std::size_t(w)] = median_of(tmp);
+    }
+  }
+  for (int s = 0; s < nspec; ++s) {
+    for (int w = 0; w < nwave; ++w) {
+      std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
+      std::uint32_t mk = 0;
+      double const pm = res.pixmask_fraction[i], c2 = res.chi2pix[i];
+      if (res.ivar[i] == 0) mk |= specmask::SOMEBADPIX;
+      if (pm > 0.5) mk |= specmask::SOMEBADPIX;
+      if (pm >= 1.0 - 1e-12) mk |= specmask::ALLBADPIX;
+      if (opt.bad2dfit_chi2 > 0 && c2 > opt.bad2dfit_chi2) mk |= specmask::BAD2DFIT;
+      if (opt.bad2dfit_median_factor > 0 &&
+          c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
+          c2 > opt.bad2dfit_median_factor * med_wave[std::size_t(w)])
+        mk |= specmask::BAD2DFIT;
+      if (failed[i] || overflow[i]) mk |= specmask::BAD2DFIT;
+      res.mask[i] = mk;
+    }
+  }
+}
+
+}  // namespace
+
+void finalize_frame(FrameResult& res, int const* failed, double dw, ExtractOptions const& opt) {
+  to_per_angstrom(res, dw);
+  std::vector<char> const overflow = clamp_to_float32(res);
+  set_mask_bits(res, failed, overflow, opt);
+}
+
+}  // namespace kspecter::extract::detail

@@ -1,0 +1,245 @@
+// Stage "assembly" (docs/algorithm.md §4): iCov = A^T W A, y = A^T W p and
+// fluxweight = A^T W 1 of every patch of the batch, then the weak prior on iCov's diagonal.
+#pragma once
+
+#include "context.hpp"
+#include "workspace.hpp"
+
+namespace kspecter::extract::detail {
+
+// iCov = A^T W A, y = A^T W p, fluxweight = A^T W 1, straight from the spots: entry (i, j)
+// is the weighted overlap of spots i and j inside the window and the CCD. One team per
+// (patch, fiber slot k1) owns the rows of fiber k1: it zeroes their lower triangle and fills
+// in the overlaps with fibers k2 <= k1 (bins w2 <= w1 on its own fiber). Only the lower
+// triangle is written: the solves read nothing else, and each row is written by one thread,
+// contiguously (no memset of the whole matrix, no transposed stores).
+template <class ExecSpace>
+struct AssembleICov {
+  using T = Types<ExecSpace>;
+  using Member = typename T::Member;
+  typename T::Spots spots;
+  typename T::Corners xc, yc;
+  typename T::CTable ptab;
+  typename T::Image w, image;
+  typename T::Mat icov;
+  typename T::Vec rhs, fw;
+  int nslots, m, sny, snx, npix_y, npix_x;
+
+  // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
+  // [c0, c1) (already clipped to both spots, the window and the CCD).
+  KOKKOS_INLINE_FUNCTION double overlap(Member const& t, double const* a, int xa, int ya,
+                                        double const* b, int xb, int yb, int r0, int r1, int c0,
+                                        int c1) const {
+    double dot = 0;
+    if constexpr (T::Tune::host_loops) {
+      for (int r = r0; r < r1; ++r) {
+        double const* ar = a + (r - ya) * snx - xa;
+        double const* br = b + (r - yb) * snx - xb;
+        for (int c = c0; c < c1; ++c) dot += ar[c] * br[c] * w(r, c);
+      }
+    } else {
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, c1 - c0),
+          [&](int dc, double& acc) {
+            int const c = c0 + dc;
+            for (int r = r0; r < r1; ++r)
+              acc += a[(r - ya) * snx + c - xa] * b[(r - yb) * snx + c - xb] * w(r, c);
+          },
+          dot);
+    }
+    return dot;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
+    int const p = t.league_rank() / nslots;
+    int const k1 = t.league_rank() % nslots;
+    int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
+    if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
+        int const i = k1 * m + w1;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                             [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
+        Kokkos::single(Kokkos::PerThread(t), [&]() {
+          rhs(p, i) = 0.0;
+          fw(p, i) = 0.0;
+        });
+      });
+      return;
+    }
+    // Rows usable by this patch: its window, clipped to the CCD.
+    int const ylo = imax(ptab(p).y0, 0), yhi = imin(ptab(p).y1, npix_y);
+    bool const mono = ptab(p).mono != 0;
+    int const f1 = fib0 + k1;
+    // The team's rows start at zero (lower triangle, contiguous stores); the barrier orders
+    // these stores before the band entries, which other lanes may write.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
+      int const i = k1 * m + w1;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
+                           [&](int j) { icov(p, i, j) = 0.0; });
+    });
+    t.team_barrier();
+    long long team_macs = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(t, m),
+        [&](int w1, long long& cnt) {
+          int const i = k1 * m + w1;
+          int const xa = xc(f1, w0 + w1), ya = yc(f1, w0 + w1);
+          double const* a = &spots(f1, w0 + w1, 0, 0);
+          // y and fluxweight over the spot's own pixels.
+          {
+            int const r0 = imax(ya, ylo), r1 = imin(ya + sny, yhi);
+            int const c0 = imax(xa, 0), c1 = imin(xa + snx, npix_x);
+            double sy = 0, sw = 0;
+            if (r1 > r0 && c1 > c0) {
+              if constexpr (T::Tune::host_loops) {
+                for (int r = r0; r < r1; ++r) {
+                  double const* ar = a + (r - ya) * snx - xa;
+                  for (int c = c0; c < c1; ++c) {
+                    double const wv = w(r, c);
+                    double const aw = ar[c] * wv;
+                    sw += aw;
+                    if (wv > 0) sy += aw * image(r, c);
+                  }
+                }
+              } else {
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(t, c1 - c0),
+                    [&](int dc, double& acc) {
+                      int const c = c0 + dc;
+                      for (int r = r0; r < r1; ++r) acc += a[(r - ya) * snx + c - xa] * w(r, c);
+                    },
+                    sw);
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(t, c1 - c0),
+                    [&](int dc, double& acc) {
+                      int const c = c0 + dc;
+                      for (int r = r0; r < r1; ++r) {
+                        double const wv = w(r, c);
+                        if (wv > 0) acc += a[(r - ya) * snx + c - xa] * wv * image(r, c);
+                      }
+                    },
+                    sy);
+              }
+              cnt += 2LL * (r1 - r0) * (c1 - c0);  // every lane: team reductions need equal lanes
+            }
+            Kokkos::single(Kokkos::PerThread(t), [&]() {
+              rhs(p, i) = sy;
+              fw(p, i) = sw;
+            });
+          }
+          // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1).
+          for (int k2 = 0; k2 <= k1; ++k2) {
+            int const f2 = fib0 + k2;
+            int const we = (k2 == k1) ? w1 + 1 : m;  // candidate bins [0, we)
+            // Range [lo, hi] of bins whose spot box can meet spot a's box: bins with
+            // ya - sny < yc < ya + sny. A binary search when yc grows with the bin (any real
+            // trace), else a scan of every bin.
+            int lo = m, hi = -1;
+            if (mono) {
+              int a0 = 0, a1 = we;  // first bin with yc > ya - sny
+              while (a0 < a1) {
+                int const mid = (a0 + a1) / 2;
+                if (yc(f2, w0 + mid) > ya - sny)
+                  a1 = mid;
+                else
+                  a0 = mid + 1;
+              }
+              lo = a0;
+              int b0 = lo, b1 = we;  // first bin with yc >= ya + sny
+              while (b0 < b1) {
+                int const mid = (b0 + b1) / 2;
+                if (yc(f2, w0 + mid) >= ya + sny)
+                  b1 = mid;
+                else
+                  b0 = mid + 1;
+              }
+              hi = b0 - 1;
+            } else {
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, we),
+                  [&](int w2, int& v) {
+                    int const dy = yc(f2, w0 + w2) - ya;
+                    if (dy < sny && -dy < sny && w2 < v) v = w2;
+                  },
+                  Kokkos::Min<int>(lo));
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, we),
+                  [&](int w2, int& v) {
+                    int const dy = yc(f2, w0 + w2) - ya;
+                    if (dy < sny && -dy < sny && w2 > v) v = w2;
+                  },
+                  Kokkos::Max<int>(hi));
+            }
+            for (int w2 = lo; w2 <= hi; ++w2) {
+              int const xb = xc(f2, w0 + w2), yb = yc(f2, w0 + w2);
+              int const r0 = imax(imax(ya, yb), ylo), r1 = imin(imin(ya, yb) + sny, yhi);
+              int const c0 = imax(imax(xa, xb), 0), c1 = imin(imin(xa, xb) + snx, npix_x);
+              if (r1 <= r0 || c1 <= c0) continue;
+              double const* b = &spots(f2, w0 + w2, 0, 0);
+              double const v = overlap(t, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
+              int const j = k2 * m + w2;
+              Kokkos::single(Kokkos::PerThread(t), [&]() { icov(p, i, j) = v; });
+              cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
+            }
+          }
+        },
+        team_macs);
+    if (t.team_rank() == 0) macs += team_macs;  // all lanes of thread 0 (CUDA convention)
+  }
+};
+
+// Weak prior (§4): minweight = 1e-4 max(fluxweight); bins below it get alpha =
+// minweight - fluxweight, the others alpha = regularize; iCov += diag(alpha^2 + 1e-15).
+template <class ExecSpace>
+struct ApplyPrior {
+  using T = Types<ExecSpace>;
+  using Member = typename T::Member;
+  typename T::CTable ptab;
+  typename T::Mat icov;
+  typename T::Vec fw;
+  typename T::Vec1 minweight;
+  int m;
+  double regularize;
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
+    int const p = t.league_rank();
+    int const nreal = ptab(p).nfib * m;
+    double mx = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(t, nreal),
+        [&](int i, double& v) {
+          if (fw(p, i) > v) v = fw(p, i);
+        },
+        Kokkos::Max<double>(mx));
+    double const minw = 1e-4 * (mx > 0 ? mx : 0.0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nreal), [&](int i) {
+      double const f = fw(p, i);
+      double const alpha = f < minw ? minw - f : regularize;
+      Kokkos::single(Kokkos::PerThread(t), [&]() { icov(p, i, i) += alpha * alpha + 1e-15; });
+    });
+    Kokkos::single(Kokkos::PerTeam(t), [&]() { minweight(p) = minw; });
+  }
+};
+
+/// Returns the pixel products summed (ExtractStats::assembly_macs).
+template <class ExecSpace>
+long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                   Workspace<ExecSpace> const& ws) {
+  using T = Types<ExecSpace>;
+  using Policy = typename T::Policy;
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
+  FrameShape const& s = fc.shape;
+  long long macs = 0;
+  Kokkos::parallel_reduce(
+      "kspecter::extract::assemble_icov",
+      Policy(fc.space, b.P * s.nslots, T::Tune::team, T::Tune::vector),
+      AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weights, fc.image, b.icov, b.rhs,
+                              b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx},
+      macs);
+  Kokkos::parallel_for("kspecter::extract::prior",
+                       Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
+                       ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize});
+  fc.space.fence();
+  return macs;
+}
+
+}  // namespace kspecter::extract::detail

@@ -1,0 +1,18 @@
+// Stage "covariance" (docs/algorithm.md §4): the diagonal fiber blocks of C = iCov^-1 of
+// every patch, from its Cholesky factor.
+#pragma once
+
+#include "context.hpp"
+#include "workspace.hpp"
+
+#include <kspecter/solve/batched.hpp>
+
+namespace kspecter::extract::detail {
+
+template <class ExecSpace>
+void covariance_blocks(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b) {
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::covariance", fc.times);
+  solve::inverse_diagonal_blocks(fc.space, b.icov, b.cblk);
+}
+
+}  // namespace kspecter::extract::detail

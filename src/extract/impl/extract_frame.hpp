@@ -1,0 +1,100 @@
+// extract_frame for one execution space: the batch loop that runs the stages (one header per
+// stage in this folder) over the batches of the patch plan. Included by the per-backend
+// instantiation files.
+#pragma once
+
+#include "../host_steps.hpp"
+#include "../out_of_memory.hpp"
+#include "assembly.hpp"
+#include "context.hpp"
+#include "covariance.hpp"
+#include "decorrelation.hpp"
+#include "factorisation.hpp"
+#include "patch_capture.hpp"
+#include "plan_stage.hpp"
+#include "quality.hpp"
+#include "spots_stage.hpp"
+#include "stitch.hpp"
+#include "workspace.hpp"
+
+#include <kspecter/extract/frame.hpp>
+
+namespace kspecter::extract::detail {
+
+template <class ExecSpace>
+FrameResult extract_frame_impl(ExecSpace const& space,
+                               SpotProvider<typename ExecSpace::memory_space> const& provider,
+                               SpotGeometry const& geom,
+                               ImageView<typename ExecSpace::memory_space> image,
+                               ImageView<typename ExecSpace::memory_space> ivar,
+                               ExtractOptions const& opt, StageTimes* times) {
+  check_image_shapes(geom, image.extent(0), image.extent(1), ivar.extent(0), ivar.extent(1));
+  PatchPlan const plan =
+      make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1);
+  opt.validate_range(geom.wavemin, geom.wavemax);
+  FrameContext<ExecSpace> const fc{space,
+                                   plan,
+                                   opt,
+                                   frame_shape(plan, geom),
+                                   image,
+                                   ivar,
+                                   opt.psferr >= 0 ? opt.psferr : geom.psferr,
+                                   times};
+  FrameResult res = start_result(plan, fc.shape);
+  Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model);
+
+  for (Batch const& batch : plan.batches) {
+    make_spots(fc, batch, provider, ws, res.stats);
+    plan_windows(fc, batch, ws);
+    BatchViews<ExecSpace> const b = ws.batch(batch.patch_end - batch.patch_begin);
+    PatchCapture<ExecSpace> capture(fc, batch, ws);
+    capture.before_assembly(b);
+    res.stats.assembly_macs += assemble(fc, b, ws);
+    capture.after_assembly(b);
+    res.stats.nfailed += factorise(fc, b);
+    capture.after_factorisation(b);
+    covariance_blocks(fc, b);
+    decorrelate(fc, b, ws);
+    capture.after_decorrelation(b, fc.shape.ncs);
+    res.stats.quality_macs += assess_quality(fc, batch, b, ws);
+    capture.move_to(res.debug);
+    if (opt.on_batch_done) {
+      space.fence();
+      opt.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
+                        static_cast<int>(plan.bundles.size()));
+    }
+  }
+  stitch(fc, ws, res);
+  res.stats.peak_device_bytes = ws.meter.peak;
+  return res;
+}
+
+}  // namespace kspecter::extract::detail
+
+namespace kspecter::extract {
+
+// When the device runs out of memory (the budget is an estimate, and other processes may hold
+// part of the device), the extraction starts again with batches half as big, down to one
+// patch per batch; every View of the failed try is freed by then. Batching changes no
+// number, so the frame is the one a smaller budget would have given.
+template <class ExecSpace>
+FrameResult extract_frame(ExecSpace const& space,
+                          SpotProvider<typename ExecSpace::memory_space> const& spots,
+                          SpotGeometry const& geometry,
+                          ImageView<typename ExecSpace::memory_space> image,
+                          ImageView<typename ExecSpace::memory_space> ivar,
+                          ExtractOptions const& opt, StageTimes* times) {
+  ExtractOptions o = opt;
+  for (;;) {
+    try {
+      return detail::extract_frame_impl(space, spots, geometry, image, ivar, o, times);
+    } catch (std::exception const& e) {
+      if (!detail::is_out_of_memory(e)) throw;
+      auto const budget = detail::smaller_budget(o, geometry);
+      if (!budget) throw detail::out_of_memory_error(e, opt.memory_budget, o.memory_budget);
+      o.memory_budget = *budget;
+    }
+  }
+}
+
+}  // namespace kspecter::extract

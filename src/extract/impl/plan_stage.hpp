@@ -1,0 +1,123 @@
+// Stage "plan" (docs/algorithm.md §3): the batch's patch table on the device, the pixel
+// window of each patch, the pixel weights of the columns those windows reach, and pixel
+// buffers large enough for the windows.
+#pragma once
+
+#include "context.hpp"
+#include "workspace.hpp"
+
+#include <algorithm>
+
+namespace kspecter::extract::detail {
+
+// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; over
+// the columns [x0, x0 + ncol) of every row (a batch's strip of the CCD).
+template <class ExecSpace>
+struct SanitizeWeights {
+  typename Types<ExecSpace>::Image image, ivar;
+  Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> w;
+  int x0, ncol;
+  KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
+    int const y = static_cast<int>(idx / ncol), x = x0 + static_cast<int>(idx % ncol);
+    double const v = ivar(y, x), p = image(y, x);
+    bool const ok = compat::isfinite(v) && compat::isfinite(p) && v > 0;
+    w(y, x) = ok ? v : 0.0;
+  }
+};
+
+// Pixel window of each patch (gpu_specter _prepare_patch): columns span every spot of the
+// padded patch; rows span the spots of the core bins (all padded fibers) plus pixpad_frac of
+// the extra rows the wavelength padding adds on each side.
+template <class ExecSpace>
+struct PlanWindows {
+  using T = Types<ExecSpace>;
+  typename T::Corners xc, yc;
+  typename T::Table ptab;
+  int m, wavepad, nwavestep, sny, snx;
+  double pixpad_frac;
+  KOKKOS_INLINE_FUNCTION void operator()(int p) const {
+    int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
+    int xmin = 2147483647, xmax = -2147483647, ypmin = 2147483647, ypmax = -2147483647;
+    int ymin = 2147483647, ymax = -2147483647;
+    int mono = 1;
+    for (int k = 0; k < nfib; ++k) {
+      for (int w = 0; w < m; ++w) {
+        int const x = xc(fib0 + k, w0 + w), y = yc(fib0 + k, w0 + w);
+        if (w > 0 && y < yc(fib0 + k, w0 + w - 1)) mono = 0;
+        xmin = imin(xmin, x);
+        xmax = imax(xmax, x + snx);
+        ypmin = imin(ypmin, y);
+        ypmax = imax(ypmax, y + sny);
+        if (w >= wavepad && w < wavepad + nwavestep) {
+          ymin = imin(ymin, y);
+          ymax = imax(ymax, y + sny);
+        }
+      }
+    }
+    // int() truncation as gpu_specter (the arguments are >= 0).
+    int const lo = static_cast<int>((ymin - ypmin) * (1.0 - pixpad_frac));
+    int const hi = static_cast<int>((ymax - ypmin) + (ypmax - ymax) * pixpad_frac);
+    ptab(p).x0 = xmin;
+    ptab(p).x1 = xmax;
+    ptab(p).y0 = ypmin + lo;
+    ptab(p).y1 = ypmin + hi;
+    ptab(p).pixstride = xmax - xmin;
+    ptab(p).mono = mono;
+  }
+};
+
+template <class ExecSpace>
+void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspace<ExecSpace>& ws) {
+  using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
+  using RangeL = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>;
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::plan", fc.times);
+  FrameShape const& s = fc.shape;
+  PatchPlan const& plan = fc.plan;
+  int const P = batch.patch_end - batch.patch_begin;
+  auto& ptab = ws.ptab_host;
+  for (int i = 0; i < P; ++i) {
+    Patch const& pa = plan.patches[static_cast<std::size_t>(batch.patch_begin + i)];
+    PatchEntry e{};  // the window is filled on the device
+    e.fib0 = pa.fiber_pad0 - batch.fiber_begin;
+    e.nfib = pa.nfiber_pad;
+    e.core = pa.core_slot;
+    e.ncore = pa.ncore;
+    e.wave0 = pa.wave0;
+    e.nkeep = pa.nkeep;
+    e.out0 = pa.fiber_pad0 + pa.core_slot - plan.specmin;
+    ptab(i) = e;
+  }
+  Kokkos::deep_copy(fc.space, ws.ptab_all, ptab);
+  Kokkos::parallel_for(
+      "kspecter::extract::plan_windows", RangeI(fc.space, 0, P),
+      PlanWindows<ExecSpace>{ws.spots.xc, ws.spots.yc, ws.ptab_all, s.m, plan.wavepad,
+                             plan.nwavestep, s.sny, s.snx, fc.opt.pixpad_frac});
+  Kokkos::deep_copy(fc.space, ptab, ws.ptab_all);
+  fc.space.fence();
+  int nrow_max = 0, ncol_max = 0;
+  for (int i = 0; i < P; ++i) {
+    nrow_max = std::max(nrow_max, ptab(i).y1 - ptab(i).y0);
+    ncol_max = std::max(ncol_max, ptab(i).pixstride);
+  }
+  // Weights of the columns this batch's windows span (each column sanitized once).
+  int bx0 = s.npx, bx1 = 0;
+  for (int i = 0; i < P; ++i) {
+    bx0 = std::min(bx0, std::max(ptab(i).x0, 0));
+    bx1 = std::max(bx1, std::min(ptab(i).x1, s.npx));
+  }
+  for (int c = bx0; c < bx1;) {  // runs of columns not sanitized yet
+    if (ws.ready[std::size_t(c)]) {
+      ++c;
+      continue;
+    }
+    int e = c;
+    while (e < bx1 && !ws.ready[std::size_t(e)]) ws.ready[std::size_t(e++)] = 1;
+    Kokkos::parallel_for("kspecter::extract::sanitize_weights",
+                         RangeL(fc.space, 0, long(s.npy) * (e - c)),
+                         SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, c, e - c});
+    c = e;
+  }
+  ws.reserve_pixels(std::size_t(nrow_max) * std::size_t(ncol_max), nrow_max);
+}
+
+}  // namespace kspecter::extract::detail

@@ -1,0 +1,198 @@
+// Stage "quality" (docs/algorithm.md §5): the model of each patch's window and its chi^2 per
+// pixel, chi2pix and pixmask_fraction of the core bins, and, when asked for, the model image
+// of the bundles the batch completes.
+#pragma once
+
+#include "context.hpp"
+#include "frame_model.hpp"
+#include "row_ranges.hpp"
+#include "workspace.hpp"
+
+#include <algorithm>
+
+namespace kspecter::extract::detail {
+
+// Model of the window (A f over the padded patch, §5) and its chi^2 per pixel:
+// totpix_ivar = 1 / (1/W + (psferr model + 1e-32)^2), chi^2 = (p - model)^2 totpix_ivar.
+// Pixels with W = 0 or off the CCD store -1.
+template <class ExecSpace>
+struct ModelChi2 {
+  using T = Types<ExecSpace>;
+  using Member = typename T::Member;
+  SpotGather<ExecSpace> gather;  // over the (patch, slot) row ranges
+  typename T::CTable ptab;
+  typename T::Image w, image;
+  typename T::Vec rhs;  // the solution f
+  typename T::Vec pix;  // [P][npix_max]
+  int nslots, m, npix_y, npix_x, nrow_max;
+  double psferr;
+
+  // Coefficients of patch p: its solution, every bin counts.
+  struct Solution {
+    typename T::Vec rhs;
+    int p, m;
+    KOKKOS_INLINE_FUNCTION bool operator()(int k, int b, double& c) const {
+      c = rhs(p, k * m + b);
+      return true;
+    }
+  };
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
+    int const p = t.league_rank();
+    int const x0 = ptab(p).x0, y0 = ptab(p).y0, nfib = ptab(p).nfib;
+    int const ncol = ptab(p).pixstride, nrow = imin(ptab(p).y1 - y0, nrow_max);
+    int const fib0 = ptab(p).fib0, w0 = ptab(p).wave0;
+    long long team_macs = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(t, nrow),
+        [&](int r, long long& cnt) {
+          int const y = y0 + r;
+          long long row_macs = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(t, ncol),
+              [&](int c, long long& rc) {
+                int const x = x0 + c;
+                double out = -1.0;
+                if (y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0) {
+                  double const model =
+                      gather(x, y, r, p * nslots, nfib, fib0, w0, Solution{rhs, p, m}, rc);
+                  double const wv = w(y, x);
+                  double const e = psferr * model + 1e-32;
+                  double const tot = wv / (1.0 + wv * e * e);
+                  double const d = image(y, x) - model;
+                  out = d * d * tot;
+                }
+                pix(p, r * ncol + c) = out;
+              },
+              row_macs);
+          cnt += row_macs;
+        },
+        team_macs);
+    if (t.team_rank() == 0) macs += team_macs;  // all lanes of thread 0 (CUDA convention)
+  }
+};
+
+// chi2pix = (A^T chi^2) / (A^T [totpix_ivar > 0]) and pixmask_fraction = A_core^T [W == 0]
+// (pixels off the CCD count as masked), for the core bins of the core fibers.
+template <class ExecSpace>
+struct Chi2PixMask {
+  using T = Types<ExecSpace>;
+  using Member = typename T::Member;
+  typename T::Spots spots;
+  typename T::Corners xc, yc;
+  typename T::CTable ptab;
+  typename T::Vec pix;
+  Kokkos::View<const int*, typename ExecSpace::memory_space> info;
+  typename T::Out2 chi2pix, pixmask;
+  int ncslots, m, wavepad, sny, snx, npix_y, npix_x, nspec, nrow_max;
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
+    int const p = t.league_rank() / ncslots, c = t.league_rank() % ncslots;
+    if (c >= ptab(p).ncore) return;
+    int const spec = ptab(p).out0 + c;
+    if (spec < 0 || spec >= nspec) return;
+    int const f = ptab(p).fib0 + ptab(p).core + c;
+    int const w0 = ptab(p).wave0, nkeep = ptab(p).nkeep;
+    int const x0 = ptab(p).x0, y0 = ptab(p).y0, ncol = ptab(p).pixstride;
+    int const nrow = imin(ptab(p).y1 - y0, nrow_max);
+    bool const bad_patch = info(p) != 0;
+    long long team_macs = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(t, nkeep),
+        [&](int jj, long long& cnt) {
+          int const wb = w0 + wavepad + jj;
+          int const xs = xc(f, wb), ys = yc(f, wb);
+          double num = 0, den = 0, msk = 0;
+          for (int iy = 0; iy < sny; ++iy) {
+            int const y = ys + iy, r = y - y0;
+            double n1 = 0, d1 = 0, m1 = 0;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, snx),
+                [&](int ix, double& acc) {
+                  int const x = xs + ix, cc = x - x0;
+                  double const sv = spots(f, wb, iy, ix);
+                  bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
+                  bool const inwin = r >= 0 && r < nrow && cc >= 0 && cc < ncol;
+                  if (!on)
+                    acc += sv;  // off the CCD: masked
+                  else if (inwin && pix(p, r * ncol + cc) < 0)
+                    acc += sv;
+                },
+                m1);
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, snx),
+                [&](int ix, double& acc) {
+                  int const x = xs + ix, cc = x - x0;
+                  bool const inwin = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
+                                     r < nrow && cc >= 0 && cc < ncol;
+                  if (inwin) {
+                    double const v = pix(p, r * ncol + cc);
+                    if (v >= 0) acc += spots(f, wb, iy, ix) * v;
+                  }
+                },
+                n1);
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, snx),
+                [&](int ix, double& acc) {
+                  int const x = xs + ix, cc = x - x0;
+                  bool const inwin = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
+                                     r < nrow && cc >= 0 && cc < ncol;
+                  if (inwin && pix(p, r * ncol + cc) >= 0) acc += spots(f, wb, iy, ix);
+                },
+                d1);
+            num += n1;
+            den += d1;
+            msk += m1;
+          }
+          Kokkos::single(Kokkos::PerThread(t), [&]() {
+            double const c2 = (!bad_patch && den > 0) ? num / den : 0.0;
+            chi2pix(spec, w0 + jj) = compat::isfinite(c2) ? c2 : 0.0;
+            pixmask(spec, w0 + jj) = compat::isfinite(msk) ? msk : 1.0;  // broken spot: all lost
+          });
+          cnt += 3LL * sny * snx;
+        },
+        team_macs);
+    if (t.team_rank() == 0) macs += team_macs;  // all lanes of thread 0 (CUDA convention)
+  }
+};
+
+/// Returns the pixel products summed (ExtractStats::quality_macs).
+template <class ExecSpace>
+long long assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                         BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws) {
+  using T = Types<ExecSpace>;
+  using Policy = typename T::Policy;
+  using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::quality", fc.times);
+  FrameShape const& s = fc.shape;
+  using Slots = PatchSlots<ExecSpace>;
+  Kokkos::parallel_for(
+      "kspecter::extract::row_ranges", RangeI(fc.space, 0, b.P * s.nslots),
+      RowRanges<ExecSpace, Slots>{b.xc, b.yc, Slots{b.ptab, s.nslots, s.m, b.nrow_max}, ws.rr_all,
+                                  ws.xr_all, s.sny, s.snx});
+  long long qm = 0, qm2 = 0;
+  Kokkos::parallel_reduce(
+      "kspecter::extract::model_chi2", Policy(fc.space, b.P, T::Tune::team, T::Tune::vector),
+      ModelChi2<ExecSpace>{{b.spots, b.xc, b.yc, ws.rr_all, ws.xr_all, s.sny, s.snx},
+                           b.ptab,
+                           ws.weights,
+                           fc.image,
+                           b.rhs,
+                           ws.pix_all,
+                           s.nslots,
+                           s.m,
+                           s.npy,
+                           s.npx,
+                           b.nrow_max,
+                           fc.psferr},
+      qm);
+  Kokkos::parallel_reduce("kspecter::extract::chi2pix",
+                          Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
+                          Chi2PixMask<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.pix_all, b.info,
+                                                 ws.chi2, ws.pixmask, s.ncs, s.m, fc.plan.wavepad,
+                                                 s.sny, s.snx, s.npy, s.npx, s.nspec, b.nrow_max},
+                          qm2);
+  if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws);
+  return qm + qm2;
+}
+
+}  // namespace kspecter::extract::detail

@@ -1,0 +1,29 @@
+// Launch shapes of the extraction kernels (the solves have theirs in solve/impl/tuning.hpp).
+// The numbers that a GPU profile should tune live here only.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+namespace kspecter::extract::detail {
+
+/// Host backends (an execution space that runs on the CPU): one thread per team and no
+/// vector lanes; the kernels then loop over contiguous pixels, which the compiler vectorises.
+template <class ExecSpace,
+          bool OnHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible>
+struct Tuning {
+  /// The kernels take their host code paths (plain loops instead of vector-lane reductions).
+  static constexpr bool host_loops = true;
+  static constexpr int team = 1;    // threads per team
+  static constexpr int vector = 1;  // vector lanes per thread
+};
+
+/// GPU backends: lanes along the pixel columns of a spot (coalesced) and several threads per
+/// team.
+template <class ExecSpace>
+struct Tuning<ExecSpace, false> {
+  static constexpr bool host_loops = false;
+  static constexpr int team = 8;
+  static constexpr int vector = 16;
+};
+
+}  // namespace kspecter::extract::detail

@@ -1,0 +1,190 @@
+// The device memory of one frame extraction: the frame's output arrays and the batch buffers
+// that every batch reuses, allocated once, grown when a batch needs more, and metered for the
+// peak-memory figure (ExtractStats::peak_device_bytes).
+#pragma once
+
+#include "context.hpp"
+
+#include <kspecter/extract/patch_plan.hpp>
+#include <kspecter/psf/spots.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kspecter::extract::detail {
+
+/// Device bytes held now and at most.
+struct MemoryMeter {
+  std::size_t now = 0, peak = 0;
+  void hold(std::size_t b) {
+    now += b;
+    peak = std::max(peak, now);
+  }
+  void release(std::size_t b) { now -= std::min(now, b); }
+};
+
+template <class View>
+std::size_t bytes_of(View const& v) {
+  return v.span() * sizeof(typename View::value_type);
+}
+
+/// The batch buffers of one batch: the first P patches' share of the workspace.
+template <class ExecSpace>
+struct BatchViews {
+  using T = Types<ExecSpace>;
+  int P = 0;                                 // patches of the batch
+  int nrow_max = 0;                          // window rows the row ranges hold
+  typename T::Spots spots;                   // [nfb][nfull][sny][snx]
+  typename T::Corners xc, yc;                // [nfb][nfull]
+  typename T::Table ptab;                    // [pmax], entries [0, P) in use
+  typename T::Mat icov;                      // [P][n][n]
+  typename T::Vec rhs, fw;                   // [P][n]
+  typename T::Vec1 minw;                     // [P]
+  Kokkos::View<int*, typename T::mem> info;  // [P] Cholesky status
+  typename T::Blocks cblk;                   // [P][nslots][m][m]
+  typename T::Mat qb;                        // [P * ncs][m][m]
+};
+
+template <class ExecSpace>
+class Workspace {
+ public:
+  using T = Types<ExecSpace>;
+  using mem = typename ExecSpace::memory_space;
+  using Array2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
+
+  // Frame arrays: pixel weights and the outputs the batches fill.
+  Array2 weights;                            // [npy][npx], sanitized column by column
+  Array2 flux, ivar, deconv, chi2, pixmask;  // [nspec][nwave]
+  Kokkos::View<double***, Kokkos::LayoutRight, mem> rdiag;  // [nspec][2 ndiag + 1][nwave]
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;     // [nspec][nwave]
+  Array2 model;                                             // [npy][npx] when asked for
+  Kokkos::View<double*, mem> full_wave;                     // [nfull] padded grid
+
+  // Batch buffers, sized for the largest batch.
+  typename T::Mat icov_all;
+  typename T::Vec rhs_all, fw_all;
+  typename T::Vec1 minw_all;
+  Kokkos::View<int*, mem> info_all;
+  typename T::Blocks cblk_all;
+  typename T::Mat q_all;
+  typename T::Table ptab_all;
+  typename T::Table::HostMirror ptab_host;
+  typename T::Vec pix_all;     // [pmax][window pixels], grown as windows need
+  typename T::Ranges rr_all;   // [pmax * nslots][window rows][2], grown with pix_all
+  typename T::XRanges xr_all;  // [pmax * nslots][2]
+  psf::Spots<mem> spots;       // the batch's spots (the provider reallocates them)
+
+  std::vector<char> ready;  // columns whose weights are sanitized
+  MemoryMeter meter;
+
+  Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model)
+      : space_(space), shape_(s) {
+    weights = Array2(noinit("kspecter::extract::weights"), s.npy, s.npx);
+    meter.hold(bytes_of(weights));
+    flux = zeros2("kspecter::extract::flux", s.nspec, s.nwave);
+    ivar = zeros2("kspecter::extract::ivar", s.nspec, s.nwave);
+    deconv = zeros2("kspecter::extract::deconvolved", s.nspec, s.nwave);
+    chi2 = zeros2("kspecter::extract::chi2pix", s.nspec, s.nwave);
+    pixmask = zeros2("kspecter::extract::pixmask", s.nspec, s.nwave);
+    rdiag = decltype(rdiag)(Kokkos::view_alloc(space_, std::string("kspecter::extract::rdiag")),
+                            s.nspec, 2 * s.ndiag + 1, s.nwave);
+    meter.hold(bytes_of(rdiag));
+    failed = decltype(failed)(Kokkos::view_alloc(space_, std::string("kspecter::extract::failed")),
+                              s.nspec, s.nwave);
+    meter.hold(bytes_of(failed));
+    if (with_model) {
+      model =
+          Array2(Kokkos::view_alloc(space_, std::string("kspecter::extract::model")), s.npy, s.npx);
+      meter.hold(bytes_of(model));
+    }
+    full_wave = decltype(full_wave)(noinit("kspecter::extract::full_wave"), s.nfull);
+    Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        plan.full_wave.data(), plan.full_wave.size());
+    Kokkos::deep_copy(space_, full_wave, h);
+
+    int const pmax = s.pmax;
+    icov_all = typename T::Mat(noinit("kspecter::extract::icov"), pmax, s.n, s.n);
+    rhs_all = typename T::Vec(noinit("kspecter::extract::rhs"), pmax, s.n);
+    fw_all = typename T::Vec(noinit("kspecter::extract::fluxweight"), pmax, s.n);
+    minw_all = typename T::Vec1(noinit("kspecter::extract::minweight"), pmax);
+    info_all = Kokkos::View<int*, mem>(
+        Kokkos::view_alloc(space_, std::string("kspecter::extract::info")), pmax);
+    cblk_all =
+        typename T::Blocks(noinit("kspecter::extract::cov_blocks"), pmax, s.nslots, s.m, s.m);
+    q_all =
+        typename T::Mat(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * s.ncs, s.m, s.m);
+    ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax);
+    ptab_host = Kokkos::create_mirror_view(ptab_all);
+    meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
+               bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+    xr_all = typename T::XRanges(noinit("kspecter::extract::slot_columns"), pmax * s.nslots, 2);
+    meter.hold(bytes_of(xr_all));
+    ready.assign(std::size_t(s.npx), 0);
+  }
+
+  /// Meters the spots the provider just made (in place of the previous batch's).
+  void meter_spots() {
+    meter.release(spot_bytes_);
+    spot_bytes_ = bytes_of(spots.values) + bytes_of(spots.xc) + bytes_of(spots.yc);
+    meter.hold(spot_bytes_);
+  }
+
+  /// Grows the pixel buffers to hold windows of `nrow` rows x `npix / nrow` columns; their
+  /// contents need not survive.
+  void reserve_pixels(std::size_t npix, int nrow) {
+    int const pmax = shape_.pmax;
+    if (pix_all.extent(0) >= std::size_t(pmax) && pix_all.extent(1) >= npix &&
+        rr_all.extent(1) >= std::size_t(nrow))
+      return;
+    meter.release(pix_bytes_);
+    pix_all = typename T::Vec();
+    rr_all = typename T::Ranges();
+    pix_all = typename T::Vec(noinit("kspecter::extract::chi2_pixels"), pmax, npix);
+    rr_all =
+        typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax * shape_.nslots, nrow, 2);
+    pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
+    meter.hold(pix_bytes_);
+  }
+
+  /// The first P patches' buffers, with this batch's spots.
+  BatchViews<ExecSpace> batch(int P) const {
+    BatchViews<ExecSpace> b;
+    auto const pr = std::make_pair(0, P);
+    b.P = P;
+    b.nrow_max = static_cast<int>(rr_all.extent(1));
+    b.spots = spots.values;
+    b.xc = spots.xc;
+    b.yc = spots.yc;
+    b.ptab = ptab_all;
+    b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
+    b.rhs = Kokkos::subview(rhs_all, pr, Kokkos::ALL);
+    b.fw = Kokkos::subview(fw_all, pr, Kokkos::ALL);
+    b.minw = Kokkos::subview(minw_all, pr);
+    b.info = Kokkos::subview(info_all, pr);
+    b.cblk = Kokkos::subview(cblk_all, pr, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+    b.qb = Kokkos::subview(q_all, std::make_pair(std::size_t(0), std::size_t(P) * shape_.ncs),
+                           Kokkos::ALL, Kokkos::ALL);
+    return b;
+  }
+
+ private:
+  auto noinit(char const* name) const {
+    return Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(name));
+  }
+  Array2 zeros2(char const* name, int a, int b) {
+    Array2 v(Kokkos::view_alloc(space_, std::string(name)), a, b);
+    meter.hold(bytes_of(v));
+    return v;
+  }
+
+  ExecSpace space_;
+  FrameShape shape_;
+  std::size_t spot_bytes_ = 0, pix_bytes_ = 0;
+};
+
+}  // namespace kspecter::extract::detail
