@@ -13,7 +13,7 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 
-#include <icov_like.hpp>
+#include "batch_bench.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -28,8 +28,6 @@
 #include <vector>
 
 namespace {
-
-using kspecter::test::icov_like;  // tests/support/icov_like.hpp
 
 struct Stat {
   double best = 1e300, median = 0;
@@ -65,48 +63,17 @@ int main(int argc, char** argv) {
   using Space = Kokkos::DefaultExecutionSpace;
   using mem = Space::memory_space;
   bool const host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
-  int nmat = host ? 235 : 4700, nfiber = 7, m = 74, reps = 5;
-  kspecter::compat::InitOptions opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const k = argv[i];
-    int const v = std::atoi(argv[i + 1]);
-    if (k == "--nmat")
-      nmat = v;
-    else if (k == "--nfiber")
-      nfiber = v;
-    else if (k == "--m")
-      m = v;
-    else if (k == "--reps")
-      reps = v;
-    else if (k == "--threads")
-      opt.num_threads = v;
-    else if (k == "--device")
-      opt.device_id = v;
-    else {
-      std::fprintf(stderr, "bench_solve: unknown option %s\n", k.c_str());
-      return 2;
-    }
-  }
-  kspecter::compat::initialize(opt);
+  kspecter::bench::BatchArgs args{host ? 235 : 4700, 7, 74, 5, {}};
+  if (!kspecter::bench::parse_batch_args(argc, argv, "bench_solve", args)) return 2;
+  int const nmat = args.nmat, nfiber = args.nfiber, m = args.m, reps = args.reps;
+  kspecter::compat::initialize(args.init);
   {
     Space space;
     int const n = nfiber * m;
     std::printf("bench_solve: %s, concurrency %d, %d matrices of n = %d (%d x %d), %d reps\n",
                 Space::name(), Space::concurrency(), nmat, n, nfiber, m, reps);
 
-    // A few distinct patches, repeated over the batch.
-    int const ndistinct = std::min(nmat, 8);
-    kspecter::solve::MatrixBatch<mem> pristine("pristine", nmat, n, n);
-    {
-      auto h = Kokkos::create_mirror_view(pristine);
-      for (int d = 0; d < ndistinct; ++d) {
-        auto const a = icov_like(nfiber, m, 1234u + d);
-        for (int b = d; b < nmat; b += ndistinct)
-          for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) h(b, i, j) = a[std::size_t(i) * n + j];
-      }
-      Kokkos::deep_copy(pristine, h);
-    }
+    auto const pristine = kspecter::bench::icov_batch<mem>(nmat, nfiber, m);
     kspecter::solve::VectorBatch<mem> y0("y0", nmat, n);
     Kokkos::deep_copy(y0, 1.0);
 

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     bench<Kokkos::Cuda>("cuda", p, waves, a);
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-    bench<Kokkos::Experimental::HIP>("hip", p, waves, a);
+    bench<compat::HIP>("hip", p, waves, a);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
     bench<Kokkos::OpenMP>("openmp", p, waves, a);

@@ -59,6 +59,10 @@ bool ArgParser::parse(int argc, char** argv, int first) {
         name = name.substr(0, eq);
         inline_value = true;
       }
+      if (kokkos_flags_ && name.rfind("kokkos-", 0) == 0) {
+        kokkos_args_.push_back(a);  // Kokkos parses it (compat::initialize)
+        continue;
+      }
       s = find(name);
       if (!s) throw ParameterError(command_ + ": unknown option '--" + name + "' (see --help)");
     } else if (a.size() == 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9')) {
@@ -173,6 +177,9 @@ std::string ArgParser::help() const {
     if (!s.def.empty()) o << " [default: " << s.def << "]";
     o << "\n";
   }
+  if (kokkos_flags_)
+    o << "  --kokkos-*=...                   passed to Kokkos, e.g. --kokkos-tools-libs=LIB, "
+         "--kokkos-print-configuration (--kokkos-help lists them)\n";
   return o.str();
 }
 
@@ -180,6 +187,7 @@ void add_common_options(ArgParser& p) {
   p.option("threads", 0, "N", "host threads per rank (OpenMP)", "");
   p.option("device", 0, "ID", "GPU ordinal (default: node-local rank modulo GPUs)", "");
   p.option("log-level", 0, "LEVEL", "quiet, info or debug", "info");
+  p.pass_kokkos_flags();
 }
 
 }  // namespace kspecter::cli

@@ -34,6 +34,11 @@ class ArgParser {
   /// Arguments that are not options, in order.
   std::vector<std::string> const& positional() const { return positional_; }
 
+  /// From now on --kokkos-* arguments are not options of this parser but Kokkos' own:
+  /// parse() collects them, as given, for Kokkos::initialize.
+  void pass_kokkos_flags() { kokkos_flags_ = true; }
+  std::vector<std::string> const& kokkos_args() const { return kokkos_args_; }
+
   std::string help() const;
 
  private:
@@ -49,12 +54,15 @@ class ArgParser {
   std::string command_, summary_;
   std::vector<Spec> specs_;
   std::vector<std::string> positional_;
+  bool kokkos_flags_ = false;
+  std::vector<std::string> kokkos_args_;
 };
 
 /// Parses "a,b,c" into `out`: false when an item is empty, not a number or out of range.
 bool parse_numbers(std::string const& text, std::vector<double>& out);
 
-/// Adds the options every subcommand takes: --threads, --device, --log-level.
+/// Adds the options every subcommand takes: --threads, --device, --log-level, and passes
+/// --kokkos-* flags on to Kokkos.
 void add_common_options(ArgParser& p);
 
 }  // namespace kspecter::cli

@@ -26,6 +26,7 @@ struct Session {
                              args.get("threads"));
     }
     if (args.has("device")) opt.device_id = args.get_int("device");
+    opt.kokkos_args = args.kokkos_args();
     LogLevel const level = parse_log_level(args.get("log-level"));
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);

@@ -1,4 +1,5 @@
 // extract_frame on a backend named at run time, with the caller's image arrays brought to it.
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
 
@@ -82,7 +83,7 @@ std::vector<char> device_span_to_host(ImageArray const& a) {
 template <class Space>
 DeviceImage<typename Space::memory_space> from_host(Space const& space, ImageArray const& a,
                                                     char const* label) {
-  DeviceImage<typename Space::memory_space> d(std::string(label), a.ny, a.nx);
+  auto d = allocate<DeviceImage<typename Space::memory_space>>(space, label, a.ny, a.nx);
   auto h = Kokkos::create_mirror_view(d);
   convert_on_host(a.data, a, h);
   Kokkos::deep_copy(space, d, h);
@@ -104,8 +105,7 @@ Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> 
         return Kokkos::View<const double**, Kokkos::LayoutRight, Mem,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
             static_cast<double const*>(a.data), a.ny, a.nx);
-      DeviceImage<Mem> d(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
-                         a.ny, a.nx);
+      auto d = allocate<DeviceImage<Mem>>(space, label, a.ny, a.nx);
       if (a.type == ImageArray::Type::f32)
         convert_on_device<Space, float>(space, a, d);
       else

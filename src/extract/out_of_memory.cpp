@@ -1,6 +1,6 @@
 #include "out_of_memory.hpp"
 
-#include "byte_size.hpp"
+#include <kspecter/core/byte_size.hpp>
 
 #include <kspecter/extract/patch_plan.hpp>
 
@@ -10,10 +10,7 @@
 namespace kspecter::extract::detail {
 
 bool is_out_of_memory(std::exception const& e) {
-  if (dynamic_cast<std::bad_alloc const*>(&e)) return true;
-  std::string const w = e.what();
-  return w.find("failed to allocate memory") != std::string::npos ||
-         w.rfind("Memory allocation failure", 0) == 0;
+  return dynamic_cast<std::bad_alloc const*>(&e) != nullptr;
 }
 
 std::optional<std::size_t> smaller_budget(ExtractOptions const& opt, SpotGeometry const& geometry) {

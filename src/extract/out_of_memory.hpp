@@ -13,12 +13,12 @@
 
 namespace kspecter::extract::detail {
 
-/// True for std::bad_alloc and for the std::runtime_error Kokkos throws when it cannot
-/// allocate a View: Kokkos 3.x and 4.x both say "Kokkos failed to allocate memory for label
-/// ..." (or, when even that text could not be made, "Memory allocation failure").
+/// True for a std::bad_alloc: kspecter::OutOfMemory from allocate() (core/allocate.hpp), where
+/// every View sized from the input is made, or a failed operator new on the host. Decided by
+/// the type, never by Kokkos' wording, which differs between versions.
 bool is_out_of_memory(std::exception const& e);
 
-/// What an allocation failure says, without the traceback Kokkos appends after a blank line.
+/// What an allocation failure says, without anything after its first line.
 std::string failure_text(std::exception const& e);
 
 /// A memory budget under which the largest batch of `opt`'s plan is about half as big, never

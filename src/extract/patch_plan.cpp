@@ -1,4 +1,4 @@
-#include "byte_size.hpp"
+#include <kspecter/core/byte_size.hpp>
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/patch_plan.hpp>
@@ -139,10 +139,10 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   BatchFootprint const fp = batch_footprint(plan, bs, spot_ny, spot_nx);
   std::size_t const one_patch = sat_add(fp.per_bundle_fixed, fp.per_patch);
   if (one_patch > opt.memory_budget)
-    throw ParameterError("extract: the memory budget of " + detail::byte_size(opt.memory_budget) +
+    throw ParameterError("extract: the memory budget of " + byte_size(opt.memory_budget) +
                          " cannot hold one patch: the spots of its bundle take " +
-                         detail::byte_size(fp.per_bundle_fixed) + " and the patch " +
-                         detail::byte_size(fp.per_patch) + " (" + detail::byte_size(one_patch) +
+                         byte_size(fp.per_bundle_fixed) + " and the patch " +
+                         byte_size(fp.per_patch) + " (" + byte_size(one_patch) +
                          " in all); raise the memory budget (--memory-budget) or make patches "
                          "smaller (nwavestep, wavepad)");
   int const nb = static_cast<int>(plan.bundles.size());

@@ -80,6 +80,7 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
   compat::InitOptions k;
   k.num_threads = opt.num_threads > 0 ? opt.num_threads : default_threads(local_size_);
   k.device_id = opt.device_id;
+  k.kokkos_args = opt.kokkos_args;
   if (k.device_id < 0) {
     int const ngpu = visible_gpus();
     if (ngpu > 0) k.device_id = local_rank_ % ngpu;

@@ -2,7 +2,7 @@
 file(REMOVE_RECURSE ${BIN})
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${BIN} -G ${GENERATOR}
                         -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX}
-                        -DKokkos_DIR=${Kokkos_DIR} -DKokkosKernels_DIR=${KokkosKernels_DIR}
+                        -DKokkos_DIR=${Kokkos_DIR}
                 RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer: configure failed (${rc})")

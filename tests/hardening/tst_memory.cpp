@@ -7,6 +7,7 @@
 #include "frame_checks.hpp"
 #include "small_inputs.hpp"
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/frame.hpp>
 #include <kspecter/extract/patch_plan.hpp>
@@ -155,11 +156,10 @@ struct FailingDevice {
         [&](int f0, int nf, Kokkos::View<const double*, mem> wave, kspecter::psf::Spots<mem>& out) {
           ++calls;
           if (nf > max_fibers)
-            throw std::runtime_error(
-                "Kokkos failed to allocate memory for label \"kspecter::psf::spots\".  Allocation "
-                "using MemorySpace named \"Test\" failed with the following error:  Allocation of "
-                "size 7.9 M failed, likely due to insufficient memory.\n\nTraceback functionality "
-                "not available\n");
+            throw kspecter::OutOfMemory(  // what allocate() throws when Kokkos cannot allocate
+                "kspecter::psf::spots", 7900000,
+                "Kokkos ERROR: Test memory space failed to allocate 7.534 MiB "
+                "(label=\"kspecter::psf::spots\").\n\nTraceback functionality not available\n");
           kspecter::psf::compute_spots(Space(), psf, dpsf, f0, nf, wave, out, true);
         };
     return kspecter::extract::extract_frame(Space(), provider,

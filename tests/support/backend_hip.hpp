@@ -1,4 +1,4 @@
 #pragma once
-#include <Kokkos_Core.hpp>
-using TEST_EXECSPACE = Kokkos::Experimental::HIP;
+#include <kspecter/core/kokkos_compat.hpp>
+using TEST_EXECSPACE = kspecter::compat::HIP;
 #define TEST_CATEGORY hip

@@ -4,6 +4,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace kspecter::compat {
 
 // Mathematical functions moved from Kokkos::Experimental into Kokkos in 3.7; the old names
@@ -33,25 +37,75 @@ KOKKOS_INLINE_FUNCTION bool isfinite(float x) { return kmath::isfinite(x); }
 KOKKOS_INLINE_FUNCTION int imin(int a, int b) { return a < b ? a : b; }
 KOKKOS_INLINE_FUNCTION int imax(int a, int b) { return a > b ? a : b; }
 
-// Settings for Kokkos::initialize: InitArguments in 3.x, InitializationSettings in 4.x.
+#if defined(KOKKOS_ENABLE_HIP)
+// The HIP execution space left Kokkos::Experimental in Kokkos 4.0; 4.6 has only Kokkos::HIP.
+#if KOKKOS_VERSION >= 40000
+using HIP = ::Kokkos::HIP;
+#else
+using HIP = ::Kokkos::Experimental::HIP;
+#endif
+#endif
+
+// Settings for Kokkos::initialize.
 struct InitOptions {
   int num_threads = -1;  // host threads; -1 leaves Kokkos' default
   int device_id = -1;    // GPU ordinal; -1 leaves Kokkos' default
+  // --kokkos-* flags as the user gave them (--kokkos-tools-libs=..., --kokkos-help, ...).
+  std::vector<std::string> kokkos_args;
 };
 
-// Command-line Kokkos flags are not parsed: kspecter tools take --threads and --device.
+namespace detail {
+
+// The spelling this Kokkos understands of a --kokkos-* flag given in either spelling: 4.x
+// renamed --kokkos-threads to --kokkos-num-threads and --kokkos-tools-library to
+// --kokkos-tools-libs (3.4 knows only the old names; 4.x warns about them).
+inline std::string kokkos_flag(std::string const& arg) {
+#if KOKKOS_VERSION >= 30700
+  std::pair<char const*, char const*> const renamed[] = {
+      {"--kokkos-threads", "--kokkos-num-threads"},
+      {"--kokkos-tools-library", "--kokkos-tools-libs"}};
+#else
+  std::pair<char const*, char const*> const renamed[] = {
+      {"--kokkos-num-threads", "--kokkos-threads"},
+      {"--kokkos-tools-libs", "--kokkos-tools-library"}};
+#endif
+  std::string const name = arg.substr(0, arg.find('='));
+  for (auto const& [from, to] : renamed)
+    if (name == from) return to + arg.substr(name.size());
+  return arg;
+}
+
+inline bool has_flag(std::vector<std::string> const& args, std::string const& name) {
+  for (auto const& a : args)
+    if (a.substr(0, a.find('=')) == name) return true;
+  return false;
+}
+
+}  // namespace detail
+
+// Kokkos 3.4 and 4.x read --kokkos-* flags only in Kokkos::initialize(argc, argv) (3.4 has
+// no public parser, and InitArguments/InitializationSettings cannot be merged with one), so
+// kspecter hands Kokkos an argv of the user's --kokkos-* flags plus its own settings as
+// flags; a user's --kokkos-num-threads or --kokkos-device-id takes precedence. The
+// environment (KOKKOS_TOOLS_LIBS, KOKKOS_PROFILE_LIBRARY, OMP_NUM_THREADS...) is read by
+// Kokkos as usual.
 inline void initialize(InitOptions const& opt) {
 #if KOKKOS_VERSION >= 30700
-  Kokkos::InitializationSettings s;
-  if (opt.num_threads > 0) s.set_num_threads(opt.num_threads);
-  if (opt.device_id >= 0) s.set_device_id(opt.device_id);
-  Kokkos::initialize(s);
+  std::string const threads_flag = "--kokkos-num-threads";
 #else
-  Kokkos::InitArguments a;
-  a.num_threads = opt.num_threads;
-  a.device_id = opt.device_id;
-  Kokkos::initialize(a);
+  std::string const threads_flag = "--kokkos-threads";
 #endif
+  std::vector<std::string> args{"kspecter"};
+  for (auto const& a : opt.kokkos_args) args.push_back(detail::kokkos_flag(a));
+  if (opt.num_threads > 0 && !detail::has_flag(args, threads_flag))
+    args.push_back(threads_flag + "=" + std::to_string(opt.num_threads));
+  if (opt.device_id >= 0 && !detail::has_flag(args, "--kokkos-device-id"))
+    args.push_back("--kokkos-device-id=" + std::to_string(opt.device_id));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  Kokkos::initialize(argc, argv.data());
 }
 
 // The GPU ordinal this process drives, or -1 on a host-only build.

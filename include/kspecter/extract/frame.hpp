@@ -95,8 +95,9 @@ struct SpotGeometry {
 /// under kspecter::extract::{spots, plan, assembly, factorisation, covariance, decorrelation,
 /// quality, stitch} (each a fenced profiling region; plan includes the pixel weights).
 /// Throws ParameterError for invalid options, a size mismatch, a wavelength range outside
-/// the PSF or a memory budget below one patch. When an allocation fails (std::bad_alloc, or
-/// Kokkos' "failed to allocate memory"), it starts again with batches half as big, which
+/// the PSF or a memory budget below one patch. When an allocation fails (a std::bad_alloc:
+/// kspecter::OutOfMemory from core/allocate.hpp, or operator new), it starts again with
+/// batches half as big, which
 /// changes no number, and throws Error saying what did not fit once one patch per batch
 /// fails too. Bins whose numbers do not fit a float32 frame (pixels near the float limit)
 /// come out like those of a failed patch: ivar = 0, BAD2DFIT, identity resolution.

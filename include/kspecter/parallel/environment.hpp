@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kspecter::parallel {
 
@@ -11,6 +12,7 @@ struct EnvironmentOptions {
                          // cores this rank may use, shared among the node's unbound ranks
   int device_id = -1;    // GPU ordinal; -1: node-local rank modulo the GPUs on the node
   bool mpi = true;       // false: a single-process tool that never needs MPI (size 1)
+  std::vector<std::string> kokkos_args;  // --kokkos-* flags for Kokkos, as the user gave them
 };
 
 /// This process's rank as the launcher (mpiexec, srun) announces it in the environment, 0

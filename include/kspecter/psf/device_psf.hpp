@@ -2,6 +2,7 @@
 // parameters (docs/algorithm.md §1) for a block of fibers x wavelengths.
 #pragma once
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/psf/gauss_hermite_psf.hpp>
@@ -72,8 +73,8 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   d.tails = psf.has_tails();
 
   auto copy2 = [&](LegendreSet const& s, char const* label) {
-    Kokkos::View<double**, Kokkos::LayoutRight, mem> v(
-        Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), s.nfiber, s.ncoef);
+    auto v =
+        allocate<Kokkos::View<double**, Kokkos::LayoutRight, mem>>(space, label, s.nfiber, s.ncoef);
     auto h = Kokkos::create_mirror_view(v);
     for (int f = 0; f < s.nfiber; ++f)
       for (int k = 0; k < s.ncoef; ++k) h(f, k) = s.coeff[std::size_t(f) * s.ncoef + k];
@@ -86,9 +87,8 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
 
   int const nparam = static_cast<int>(psf.params.size());
   int const ncoef = psf.params[0].ncoef;
-  d.params = Kokkos::View<double***, Kokkos::LayoutRight, mem>(
-      Kokkos::view_alloc(std::string("kspecter::psf::params"), Kokkos::WithoutInitializing), nparam,
-      psf.nfiber, ncoef);
+  using V3 = Kokkos::View<double***, Kokkos::LayoutRight, mem>;
+  d.params = allocate<V3>(space, "kspecter::psf::params", nparam, psf.nfiber, ncoef);
   auto hp = Kokkos::create_mirror_view(d.params);
   for (int p = 0; p < nparam; ++p)
     for (int f = 0; f < psf.nfiber; ++f)
@@ -105,9 +105,7 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
     for (char const* n : {"TAILAMP", "TAILCORE", "TAILXSCA", "TAILYSCA", "TAILINDE"})
       rows.push_back(psf.param_index(n));
   int const ns = static_cast<int>(rows.size());
-  d.spot_params = Kokkos::View<double***, Kokkos::LayoutRight, mem>(
-      Kokkos::view_alloc(std::string("kspecter::psf::spot_params"), Kokkos::WithoutInitializing),
-      psf.nfiber, ns, ncoef);
+  d.spot_params = allocate<V3>(space, "kspecter::psf::spot_params", psf.nfiber, ns, ncoef);
   auto hs = Kokkos::create_mirror_view(d.spot_params);
   for (int f = 0; f < psf.nfiber; ++f)
     for (int r = 0; r < ns; ++r)
@@ -143,11 +141,9 @@ void evaluate_traces(
   int const nwave = static_cast<int>(wavelengths.extent(0));
   using V2 = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
   if (int(x.extent(0)) != nfiber || int(x.extent(1)) != nwave)
-    x = V2(Kokkos::view_alloc(std::string("kspecter::psf::trace_x"), Kokkos::WithoutInitializing),
-           nfiber, nwave);
+    x = allocate<V2>(space, "kspecter::psf::trace_x", nfiber, nwave);
   if (int(y.extent(0)) != nfiber || int(y.extent(1)) != nwave)
-    y = V2(Kokkos::view_alloc(std::string("kspecter::psf::trace_y"), Kokkos::WithoutInitializing),
-           nfiber, nwave);
+    y = allocate<V2>(space, "kspecter::psf::trace_y", nfiber, nwave);
   auto const xt = psf.xtrace;
   auto const yt = psf.ytrace;
   double const xw0 = psf.xwavemin, xw1 = psf.xwavemax, yw0 = psf.ywavemin, yw1 = psf.ywavemax;
@@ -178,9 +174,8 @@ void evaluate_param(
     throw ParameterError("PSF parameter index " + std::to_string(param) + " is out of range");
   int const nwave = static_cast<int>(wavelengths.extent(0));
   if (int(out.extent(0)) != nfiber || int(out.extent(1)) != nwave)
-    out = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>(
-        Kokkos::view_alloc(std::string("kspecter::psf::param"), Kokkos::WithoutInitializing),
-        nfiber, nwave);
+    out = allocate<Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>>(
+        space, "kspecter::psf::param", nfiber, nwave);
   auto const c = psf.params;
   double const w0 = psf.wavemin, w1 = psf.wavemax;
   int const ncoef = int(c.extent(2));

@@ -2,6 +2,7 @@
 // (docs/algorithm.md §1-2).
 #pragma once
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/psf/device_psf.hpp>
@@ -162,17 +163,11 @@ void compute_spots(ExecSpace const& space, GaussHermitePsf const& host_psf,
   using V2i = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
   if (int(out.values.extent(0)) != nfiber || int(out.values.extent(1)) != nwave ||
       int(out.values.extent(2)) != ny || int(out.values.extent(3)) != nx)
-    out.values =
-        V4(Kokkos::view_alloc(std::string("kspecter::psf::spots"), Kokkos::WithoutInitializing),
-           nfiber, nwave, ny, nx);
+    out.values = allocate<V4>(space, "kspecter::psf::spots", nfiber, nwave, ny, nx);
   if (int(out.xc.extent(0)) != nfiber || int(out.xc.extent(1)) != nwave)
-    out.xc =
-        V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_xc"), Kokkos::WithoutInitializing),
-            nfiber, nwave);
+    out.xc = allocate<V2i>(space, "kspecter::psf::spots_xc", nfiber, nwave);
   if (int(out.yc.extent(0)) != nfiber || int(out.yc.extent(1)) != nwave)
-    out.yc =
-        V2i(Kokkos::view_alloc(std::string("kspecter::psf::spots_yc"), Kokkos::WithoutInitializing),
-            nfiber, nwave);
+    out.yc = allocate<V2i>(space, "kspecter::psf::spots_yc", nfiber, nwave);
   out.fiber_begin = fiber_begin;
   if (nfiber == 0 || nwave == 0) return;
 

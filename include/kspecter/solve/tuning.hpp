@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 
 namespace kspecter::solve {
 
@@ -59,7 +60,7 @@ struct Tuning<Kokkos::Cuda> {
 
 #if defined(KOKKOS_ENABLE_HIP)
 template <>
-struct Tuning<Kokkos::Experimental::HIP> {
+struct Tuning<compat::HIP> {
   static constexpr int mr = 4, nr = 4;
   static constexpr int quantum = 4;
   static constexpr bool host_simd = false;

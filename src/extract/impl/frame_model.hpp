@@ -55,11 +55,9 @@ void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
   int const fb = std::min(batch.fiber_end, plan.specmin + s.nspec);
   int const nf = fb - fa;
   if (nf <= 0) return;
-  auto noinit = [&](char const* name) {
-    return Kokkos::view_alloc(fc.space, Kokkos::WithoutInitializing, std::string(name));
-  };
-  typename T::Ranges frr(noinit("kspecter::extract::frame_row_ranges"), nf, s.npy, 2);
-  typename T::XRanges fxr(noinit("kspecter::extract::frame_x_ranges"), nf, 2);
+  auto frr =
+      allocate<typename T::Ranges>(fc.space, "kspecter::extract::frame_row_ranges", nf, s.npy, 2);
+  auto fxr = allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_x_ranges", nf, 2);
   ws.meter.hold(bytes_of(frr) + bytes_of(fxr));
   int const fiber0 = fa - batch.fiber_begin;
   Kokkos::parallel_for(

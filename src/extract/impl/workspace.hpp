@@ -5,6 +5,7 @@
 
 #include "context.hpp"
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 #include <kspecter/psf/spots.hpp>
 
@@ -84,45 +85,44 @@ class Workspace {
 
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model)
       : space_(space), shape_(s) {
-    weights = Array2(noinit("kspecter::extract::weights"), s.npy, s.npx);
+    weights = allocate<Array2>(space_, "kspecter::extract::weights", s.npy, s.npx);
     meter.hold(bytes_of(weights));
     flux = zeros2("kspecter::extract::flux", s.nspec, s.nwave);
     ivar = zeros2("kspecter::extract::ivar", s.nspec, s.nwave);
     deconv = zeros2("kspecter::extract::deconvolved", s.nspec, s.nwave);
     chi2 = zeros2("kspecter::extract::chi2pix", s.nspec, s.nwave);
     pixmask = zeros2("kspecter::extract::pixmask", s.nspec, s.nwave);
-    rdiag = decltype(rdiag)(Kokkos::view_alloc(space_, std::string("kspecter::extract::rdiag")),
-                            s.nspec, 2 * s.ndiag + 1, s.nwave);
+    rdiag = allocate_zeroed<decltype(rdiag)>(space_, "kspecter::extract::rdiag", s.nspec,
+                                             2 * s.ndiag + 1, s.nwave);
     meter.hold(bytes_of(rdiag));
-    failed = decltype(failed)(Kokkos::view_alloc(space_, std::string("kspecter::extract::failed")),
-                              s.nspec, s.nwave);
+    failed =
+        allocate_zeroed<decltype(failed)>(space_, "kspecter::extract::failed", s.nspec, s.nwave);
     meter.hold(bytes_of(failed));
     if (with_model) {
-      model =
-          Array2(Kokkos::view_alloc(space_, std::string("kspecter::extract::model")), s.npy, s.npx);
+      model = allocate_zeroed<Array2>(space_, "kspecter::extract::model", s.npy, s.npx);
       meter.hold(bytes_of(model));
     }
-    full_wave = decltype(full_wave)(noinit("kspecter::extract::full_wave"), s.nfull);
+    full_wave = allocate<decltype(full_wave)>(space_, "kspecter::extract::full_wave", s.nfull);
     Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         plan.full_wave.data(), plan.full_wave.size());
     Kokkos::deep_copy(space_, full_wave, h);
 
     int const pmax = s.pmax;
-    icov_all = typename T::Mat(noinit("kspecter::extract::icov"), pmax, s.n, s.n);
-    rhs_all = typename T::Vec(noinit("kspecter::extract::rhs"), pmax, s.n);
-    fw_all = typename T::Vec(noinit("kspecter::extract::fluxweight"), pmax, s.n);
-    minw_all = typename T::Vec1(noinit("kspecter::extract::minweight"), pmax);
-    info_all = Kokkos::View<int*, mem>(
-        Kokkos::view_alloc(space_, std::string("kspecter::extract::info")), pmax);
-    cblk_all =
-        typename T::Blocks(noinit("kspecter::extract::cov_blocks"), pmax, s.nslots, s.m, s.m);
-    q_all =
-        typename T::Mat(noinit("kspecter::extract::q_blocks"), std::size_t(pmax) * s.ncs, s.m, s.m);
-    ptab_all = typename T::Table(noinit("kspecter::extract::patches"), pmax);
+    icov_all = allocate<typename T::Mat>(space_, "kspecter::extract::icov", pmax, s.n, s.n);
+    rhs_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs", pmax, s.n);
+    fw_all = allocate<typename T::Vec>(space_, "kspecter::extract::fluxweight", pmax, s.n);
+    minw_all = allocate<typename T::Vec1>(space_, "kspecter::extract::minweight", pmax);
+    info_all = allocate_zeroed<Kokkos::View<int*, mem>>(space_, "kspecter::extract::info", pmax);
+    cblk_all = allocate<typename T::Blocks>(space_, "kspecter::extract::cov_blocks", pmax, s.nslots,
+                                            s.m, s.m);
+    q_all = allocate<typename T::Mat>(space_, "kspecter::extract::q_blocks",
+                                      std::size_t(pmax) * s.ncs, s.m, s.m);
+    ptab_all = allocate<typename T::Table>(space_, "kspecter::extract::patches", pmax);
     ptab_host = Kokkos::create_mirror_view(ptab_all);
     meter.hold(bytes_of(icov_all) + bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) +
                bytes_of(info_all) + bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
-    xr_all = typename T::XRanges(noinit("kspecter::extract::slot_columns"), pmax * s.nslots, 2);
+    xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
+                                           pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
     ready.assign(std::size_t(s.npx), 0);
   }
@@ -144,9 +144,9 @@ class Workspace {
     meter.release(pix_bytes_);
     pix_all = typename T::Vec();
     rr_all = typename T::Ranges();
-    pix_all = typename T::Vec(noinit("kspecter::extract::chi2_pixels"), pmax, npix);
-    rr_all =
-        typename T::Ranges(noinit("kspecter::extract::row_ranges"), pmax * shape_.nslots, nrow, 2);
+    pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, npix);
+    rr_all = allocate<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
+                                          pmax * shape_.nslots, nrow, 2);
     pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
     meter.hold(pix_bytes_);
   }
@@ -173,11 +173,8 @@ class Workspace {
   }
 
  private:
-  auto noinit(char const* name) const {
-    return Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(name));
-  }
   Array2 zeros2(char const* name, int a, int b) {
-    Array2 v(Kokkos::view_alloc(space_, std::string(name)), a, b);
+    auto v = allocate_zeroed<Array2>(space_, name, a, b);
     meter.hold(bytes_of(v));
     return v;
   }

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace kspecter::extract::detail {
+namespace kspecter {
 
 inline std::string byte_size(std::size_t bytes) {
   char const* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -20,4 +20,4 @@ inline std::string byte_size(std::size_t bytes) {
   return b;
 }
 
-}  // namespace kspecter::extract::detail
+}  // namespace kspecter

@@ -1,0 +1,56 @@
+// Views whose size comes from the input (batches, spots, the PSF's coefficients), allocated so
+// that a failure to get their memory is thrown as what it is: kspecter::OutOfMemory.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <string>
+
+namespace kspecter {
+
+/// The memory of a View could not be had. Kokkos 3.4 to 4.6 and its develop branch report a
+/// failed View allocation as a std::runtime_error, worded differently in each version (3.4's
+/// HostSpace says only "Memory allocation failure"), never as a type of its own: allocate()
+/// turns it into this type, which names the View and its size. A std::bad_alloc, like a failed
+/// operator new, so that one test recognises every kind of out-of-memory.
+class OutOfMemory : public std::bad_alloc {
+ public:
+  /// `cause`: what Kokkos said; its first line is kept.
+  OutOfMemory(std::string label, std::size_t bytes, std::string const& cause);
+  char const* what() const noexcept override { return what_.c_str(); }
+  std::string const& label() const noexcept { return label_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  std::string label_, what_;
+  std::size_t bytes_ = 0;
+};
+
+/// A View `label` of the given extents in `space`'s memory, not initialised. The only thing
+/// a View constructor without initialisation does that can fail is getting the memory, so
+/// any exception from it is an OutOfMemory.
+template <class View, class ExecSpace, class... Extents>
+View allocate(ExecSpace const& space, std::string const& label, Extents... extents) {
+  static_assert(sizeof...(Extents) == View::rank_dynamic,
+                "allocate: one extent per dynamic dimension");
+  try {
+    return View(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), extents...);
+  } catch (std::exception const& e) {
+    std::size_t bytes = sizeof(typename View::value_type);
+    for (std::size_t n : {std::size_t(extents)...}) bytes *= n;
+    throw OutOfMemory(label, bytes, e.what());
+  }
+}
+
+/// allocate(), then filled with zeros on `space` (ordered before what is queued on it later).
+template <class View, class ExecSpace, class... Extents>
+View allocate_zeroed(ExecSpace const& space, std::string const& label, Extents... extents) {
+  View v = allocate<View>(space, label, extents...);
+  Kokkos::deep_copy(space, v, typename View::non_const_value_type{});
+  return v;
+}
+
+}  // namespace kspecter
