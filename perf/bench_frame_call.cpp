@@ -1,9 +1,13 @@
 // The C++ side of perf/bench_python_overhead.py: one frame from a preproc file and a PSF file,
 // extracted with the library's extract_frame from float64 arrays in memory (as Python hands
 // them over), timed call by call after a warm-up; prints the median and the fastest.
+// --interleave 1: each timed call waits for a line on stdin and prints "call SECONDS" at once,
+// so that bench_python_overhead.py can alternate C++ and Python calls (on a shared machine the
+// load then weighs on both alike).
 //
 //   bench_frame_call --image F --psf F -w WMIN,WMAX,DW [-s N] [-n N] [--bundlesize N]
 //                    [--nsubbundles N] [--backend NAME] [--threads N] [--repeat N]
+//                    [--interleave 1]
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/io/preproc_file.hpp>
@@ -26,7 +30,8 @@ using namespace kspecter;
 int usage() {
   std::fprintf(stderr,
                "usage: bench_frame_call --image F --psf F -w WMIN,WMAX,DW [-s N] [-n N] "
-               "[--bundlesize N] [--nsubbundles N] [--backend NAME] [--threads N] [--repeat N]\n");
+               "[--bundlesize N] [--nsubbundles N] [--backend NAME] [--threads N] [--repeat N] "
+               "[--interleave 1]\n");
   return 2;
 }
 
@@ -38,7 +43,7 @@ int main(int argc, char** argv) {
   opt.bundlesize = 25;
   opt.nsubbundles = 5;
   int threads = -1, repeat = 5;
-  bool grid = false;
+  bool grid = false, interleave = false;
   for (int i = 1; i < argc; ++i) {
     std::string const a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -63,6 +68,8 @@ int main(int argc, char** argv) {
       threads = std::atoi(v);
     else if (a == "--repeat")
       repeat = std::max(1, std::atoi(v));
+    else if (a == "--interleave")
+      interleave = std::atoi(v) != 0;
     else
       return usage();
   }
@@ -84,6 +91,7 @@ int main(int argc, char** argv) {
 
     std::vector<double> seconds;
     for (int r = 0; r <= repeat; ++r) {  // the first call warms up
+      if (interleave && r > 0 && std::fgetc(stdin) == EOF) break;
       Kokkos::fence();
       auto const t0 = std::chrono::steady_clock::now();
       extract::FrameResult const fr = extract::extract_frame(backend, psf, a, b, opt);
@@ -94,7 +102,10 @@ int main(int argc, char** argv) {
       if (r == 0)
         std::printf("frame: %d spectra x %d wavelengths, backend %s (%s)\n", fr.nspec, fr.nwave,
                     backend.c_str(), extract::backend_space_name(backend).c_str());
+      if (interleave && r > 0) std::printf("call %.6f\n", dt);
+      if (interleave) std::fflush(stdout);
     }
+    if (seconds.empty()) return 1;
     std::sort(seconds.begin(), seconds.end());
     std::printf("C++ extract_frame: median %.4f s, fastest %.4f s over %d calls\n",
                 seconds[seconds.size() / 2], seconds.front(), repeat);

@@ -2,7 +2,8 @@
 """What a Python call adds: kspecter.extract_frame beside the C++ extract_frame of the same
 frame (perf/bench_frame_call), both from float64 arrays in memory, same backend and threads.
 
-Prints the median and fastest of --repeat calls (after one warm-up call each) and the Python
+The two run in turn, one call at a time (after one warm-up call each), so that a machine's load
+weighs on both alike. Prints each round, the median and fastest of --repeat calls and the Python
 call's overhead over C++. Run with the build's package on PYTHONPATH:
 
     PYTHONPATH=build/python OMP_PROC_BIND=false python3 perf/bench_python_overhead.py \\
@@ -36,13 +37,9 @@ def main():
     cmd = [args.bench, "--image", args.image, "--psf", args.psf, "-w", args.wavelength,
            "-s", str(args.specmin), "-n", str(args.nspec), "--bundlesize", str(args.bundlesize),
            "--nsubbundles", str(args.nsubbundles), "--backend", args.backend,
-           "--repeat", str(args.repeat)]
+           "--repeat", str(args.repeat), "--interleave", "1"]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    print(out, end="")
-    m = re.search(r"median ([0-9.]+) s, fastest ([0-9.]+) s", out)
-    cpp_median, cpp_fastest = float(m.group(1)), float(m.group(2))
 
     import kspecter
 
@@ -51,21 +48,50 @@ def main():
     psf = kspecter.read_psf(args.psf)
     call = dict(bundlesize=args.bundlesize, specmin=args.specmin, nspec=args.nspec,
                 wavelength=args.wavelength, nsubbundles=args.nsubbundles)
-    seconds = []
-    for r in range(args.repeat + 1):  # the first call warms up
+
+    def python_call():
         t0 = time.perf_counter()
         kspecter.extract_frame(img, psf, **call)
-        dt = time.perf_counter() - t0
-        if r:
-            seconds.append(dt)
-    seconds.sort()
-    py_median, py_fastest = seconds[len(seconds) // 2], seconds[0]
-    print(f"Python kspecter.extract_frame: median {py_median:.4f} s, fastest {py_fastest:.4f} s "
-          f"over {args.repeat} calls")
-    print(f"overhead of the Python call: median {100 * (py_median / cpp_median - 1):+.2f} %, "
-          f"fastest {100 * (py_fastest / cpp_fastest - 1):+.2f} %  (target <= +5 %; "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})")
+        return time.perf_counter() - t0
 
+    # The C++ process reads its inputs and warms up, as does this one; then the calls alternate
+    # (C++ first in even rounds, Python first in odd ones), one at a time.
+    bench = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    print(bench.stdout.readline(), end="")  # "frame: ..." after its warm-up call
+    python_call()
+
+    def cpp_call():
+        bench.stdin.write("\n")
+        bench.stdin.flush()
+        line = bench.stdout.readline()
+        if not line.startswith("call "):
+            raise RuntimeError(f"bench_frame_call said {line!r}")
+        return float(line.split()[1])
+
+    cpp, py = [], []
+    for r in range(args.repeat):
+        if r % 2 == 0:
+            cpp.append(cpp_call())
+            py.append(python_call())
+        else:
+            py.append(python_call())
+            cpp.append(cpp_call())
+        print(f"round {r + 1}: C++ {cpp[-1]:.4f} s, Python {py[-1]:.4f} s")
+    bench.stdin.close()
+    print(bench.stdout.read(), end="")  # its own summary
+    if bench.wait() != 0:
+        raise RuntimeError("bench_frame_call failed")
+
+    def median(v):
+        return sorted(v)[len(v) // 2]
+
+    ratios = [p / c for p, c in zip(py, cpp)]
+    print(f"Python kspecter.extract_frame: median {median(py):.4f} s, fastest {min(py):.4f} s "
+          f"over {args.repeat} calls")
+    print(f"overhead of the Python call: median {100 * (median(py) / median(cpp) - 1):+.2f} %, "
+          f"fastest {100 * (min(py) / min(cpp) - 1):+.2f} %, median of the rounds' ratios "
+          f"{100 * (median(ratios) - 1):+.2f} %  (target <= +5 %; "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})")
 
 if __name__ == "__main__":
     main()
