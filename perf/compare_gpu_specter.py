@@ -9,17 +9,19 @@ inverse variances are positive, the pull
 
 (its max |pull|, and its spread), the relative differences of ivar and of the resolution
 diagonals, and each extraction's time. gpu_specter is not part of kspecter: point
---gpu-specter at its py/ folder (a checkout of desihub/gpu_specter, tag 0.3.0); its CPU path
+$GPU_SPECTER_PY (or --gpu-specter) at its py/ folder (a checkout of desihub/gpu_specter, tag
+0.3.0), from where it is imported; its CPU path
 needs numba, scipy, astropy and fitsio (Debian: python3-numba python3-scipy python3-astropy
 python3-fitsio).
 
 Example (one bundle of the real r0 PSF, an image simulated from it by kspecter):
     kspecter simulate -p psf-r0-00067784.fits -o img.fits -n 25 -w 6000,6400,0.8
-    python3 perf/compare_gpu_specter.py --gpu-specter /work/ext/gpu_specter/py \\
+    GPU_SPECTER_PY=/work/ext/gpu_specter/py python3 perf/compare_gpu_specter.py \\
         --psf psf-r0-00067784.fits --image img.fits -w 6000,6400,0.8
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -28,7 +30,8 @@ import numpy as np
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--gpu-specter", required=True, help="gpu_specter's py/ folder")
+    p.add_argument("--gpu-specter", default=os.environ.get("GPU_SPECTER_PY"),
+                   help="gpu_specter's py/ folder (default: $GPU_SPECTER_PY)")
     p.add_argument("--psf", required=True)
     p.add_argument("--image", required=True, help="preproc image")
     p.add_argument("-w", "--wavelength", default="6000,6400,0.8")
@@ -40,6 +43,8 @@ def main():
     p.add_argument("--regularize", type=float, default=0.0)
     p.add_argument("--save", help="write both results to this .npz")
     args = p.parse_args()
+    if not args.gpu_specter:
+        p.error("set GPU_SPECTER_PY (or --gpu-specter) to gpu_specter's py/ folder")
 
     sys.path.insert(0, args.gpu_specter)
     import gpu_specter
