@@ -62,7 +62,8 @@ Row run_backend(char const* name, kspecter::psf::GaussHermitePsf const& psf,
       t.wavelength = spectra.wavelength;
       t.flux = spectra.flux;
       t.objtype = spectra.objtype;
-      kspecter::io::write_preproc(out_path, img, &t, {{"SIMSEED", "1"}});
+      img.header.set_integer("SIMSEED", 1);
+      kspecter::io::write_preproc(out_path, img, &t);
       write = since(tw);
     }
     double const total = since(t0) + spectra_seconds;

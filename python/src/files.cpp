@@ -3,6 +3,7 @@
 #include "module.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/io/desi_frame.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
@@ -33,15 +34,24 @@ std::vector<T> flat(py::dict const& frame, char const* key, std::vector<py::ssiz
   return std::vector<T>(a.data(), a.data() + a.size());
 }
 
-using Cards = std::vector<std::pair<std::string, std::string>>;
-
-Cards cards(py::handle header) {
-  Cards c;
+// A dict's items as string header records (the CLI writes IN_PSF, IN_IMG, ... as strings).
+io::FitsHeader cards(py::handle header) {
+  io::FitsHeader c;
   if (header.is_none()) return c;
   for (auto item : py::dict(py::reinterpret_borrow<py::object>(header)))
-    c.emplace_back(py::str(item.first).cast<std::string>(),
-                   py::str(item.second).cast<std::string>());
+    c.set_string(py::str(item.first).cast<std::string>(), py::str(item.second).cast<std::string>());
   return c;
+}
+
+// A header's keyword values as a dict of strings (string values unquoted).
+py::dict header_dict(io::FitsHeader const& h, std::string const& file) {
+  py::dict d;
+  for (auto const& key : h.keys()) {
+    std::string const text = h.value_text(key).value_or("");
+    d[py::str(key)] =
+        !text.empty() && text.front() == '\'' ? *h.get_string(key, file, "FLUX") : text;
+  }
+  return d;
 }
 
 io::FrameData frame_data(py::dict const& frame, int specmin) {
@@ -83,7 +93,7 @@ void bind_files(py::module_& m) {
         d["image"] = adopt(convert<double>(img.image), {ny, nx});
         d["ivar"] = adopt(convert<double>(img.ivar), {ny, nx});
         d["mask"] = adopt(std::move(img.mask), {ny, nx});
-        d["has_fibermap"] = img.has_fibermap;
+        d["has_fibermap"] = img.fibermap.has_value();
         return d;
       },
       py::arg("filename"),
@@ -96,16 +106,20 @@ void bind_files(py::module_& m) {
          py::object fibermap_from) {
         io::FrameData out = frame_data(frame, specmin);
         out.header = cards(header);
-        if (!fibermap_from.is_none()) out.fibermap_from = fspath(fibermap_from);
         std::string const p = fspath(path);
+        std::string const fm = fibermap_from.is_none() ? "" : fspath(fibermap_from);
         py::gil_scoped_release unlocked;
+        // The CLI's FIBERMAP: the file's rows of the frame's spectra (parallel/frame_setup).
+        if (!fm.empty())
+          out.fibermap = io::frame_fibermap(io::read_fibermap(fm), specmin, out.nspec);
         io::write_frame(p, out);
       },
       py::arg("filename"), py::arg("frame"), py::arg("specmin") = 0, py::arg("header") = py::none(),
       py::arg("fibermap_from") = py::none(),
       "Writes extract_frame's dict as a desispec frame (FITS, or HDF5 for .h5), as the CLI "
       "writes it: float32 FLUX, IVAR, RESOLUTION, CHI2PIX; MASK; WAVELENGTH; SPECMIN; header "
-      "cards from `header` (a dict); the FIBERMAP of the preproc file `fibermap_from`. Written "
+      "cards from `header` (a dict); the FIBERMAP rows of these spectra from the file "
+      "`fibermap_from` (a preproc file, as the CLI takes them from its image). Written "
       "under a temporary name and renamed.");
   m.def(
       "write_model",
@@ -116,7 +130,7 @@ void bind_files(py::module_& m) {
         if (!a || a.ndim() != 2) throw py::value_error("frame['modelimage'] must be 2-D");
         py::ssize_t const ny = a.shape(0), nx = a.shape(1);
         auto const model = convert<float>(flat<double>(frame, "modelimage", {ny, nx}));
-        Cards const c = cards(header);
+        io::FitsHeader const c = cards(header);
         std::string const p = fspath(path);
         py::gil_scoped_release unlocked;
         io::write_model_image(p, static_cast<int>(nx), static_cast<int>(ny), model, c);
@@ -141,9 +155,7 @@ void bind_files(py::module_& m) {
         d["mask"] = adopt(std::move(f.mask), {ns, nw});
         d["resolution"] = adopt(std::move(f.resolution), {ns, nd, nw});
         d["chi2pix"] = adopt(std::move(f.chi2pix), {ns, nw});
-        py::dict header;
-        for (auto const& [k, v] : f.header) header[py::str(k)] = v;
-        d["header"] = header;
+        d["header"] = header_dict(f.header, p);
         return d;
       },
       py::arg("filename"),

@@ -95,6 +95,12 @@ bool ArgParser::parse(int argc, char** argv, int first) {
   return true;
 }
 
+bool ArgParser::declares(std::string const& name) const {
+  for (auto const& s : specs_)
+    if (s.name == name) return true;
+  return false;
+}
+
 bool ArgParser::has(std::string const& name) const {
   auto const& s = spec(name);
   return s.given || !s.def.empty();

@@ -23,7 +23,8 @@ class ArgParser {
   /// Parses argv[first..argc). Returns false when --help was asked for (help printed).
   bool parse(int argc, char** argv, int first = 2);
 
-  bool has(std::string const& name) const;  // given, or has a default
+  bool declares(std::string const& name) const;  // an option or flag of this command
+  bool has(std::string const& name) const;       // given, or has a default
   bool is_set(std::string const& flag_name) const;
   std::string get(std::string const& name) const;
   int get_int(std::string const& name) const;

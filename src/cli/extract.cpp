@@ -8,45 +8,64 @@
 #include "session.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
 
 namespace kspecter::cli {
 
 int run_extract(int argc, char** argv) {
   ArgParser args("extract",
                  "Extracts spectra from a preprocessed CCD image with a GaussHermite PSF by "
-                 "spectroperfectionism (the options of gpu_specter's spex) and writes a "
-                 "desispec-compatible frame: FITS, or HDF5 when the output ends in .h5. With "
-                 "--batch, extracts every frame of a list; under mpirun/srun the frames and "
-                 "their bundles are spread over the ranks (one rank per GPU).");
+                 "spectroperfectionism and writes the frame desispec writes: FITS (gzipped when "
+                 "the name ends in .gz), or HDF5 when it ends in .h5. Takes every option of "
+                 "desispec's desi_extract_spectra with its meaning. With --batch, extracts every "
+                 "frame of a list; under mpirun/srun the frames and their bundles are spread "
+                 "over the ranks (one rank per GPU).");
   args.option("input", 'i', "FILE", "preproc image (IMAGE, IVAR, MASK, optional FIBERMAP)");
+  args.option("fibermap", 'f', "FILE", "FIBERMAP from this file (default: the image's)");
   args.option("psf", 'p', "FILE", "GaussHermite PSF");
-  args.option("output", 'o', "FILE", "output frame (.fits or .h5)");
+  args.option("output", 'o', "FILE", "output frame (.fits, .fits.gz or .h5)");
   args.option("batch", 0, "LIST",
               "frames to extract, one `image psf output [WMIN,WMAX,DW]` per line ('#' comments); "
               "replaces -i/-p/-o");
   args.option("model", 'm', "FILE", "also write the 2-D pixel model image here");
-  args.option("wavelength", 'w', "WMIN,WMAX,DW", "wavelength grid", "5760.0,7620.0,0.8");
+  args.option("wavelength", 'w', "WMIN,WMAX,DW",
+              "wavelength grid (default: the PSF's WAVEMIN,WAVEMAX,0.8)");
   args.option("specmin", 's', "N", "first spectrum to extract", "0");
   args.option("nspec", 'n', "N", "number of spectra to extract (default: all from specmin)");
   args.option("regularize", 'r', "X", "regularization amount", "0");
-  args.option("psferr", 0, "X", "fractional PSF model error for chi2pix (default: the PSF's)");
   args.option("bundlesize", 0, "N", "spectra per bundle", "25");
   args.option("nsubbundles", 0, "N", "sub-bundles per bundle", "5");
   args.option("nwavestep", 0, "N", "core wavelength bins per patch", "50");
-  args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch", "10");
-  args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad", "0.2");
+  args.flag("verbose", 'v', "print more (--log-level debug)");
+  args.flag("mpi", 0, "accepted: MPI is used whenever the job runs under mpirun/srun");
+  args.flag("decorrelate-fibers", 0, "refused, as by gpu_specter");
+  args.flag("no-scores", 0, "do not compute the SCORES HDU");
+  args.flag("barycentric-correction", 0,
+            "extract on the grid in the solar-system barycentre's frame (desispec's factor from "
+            "the header's pointing and time); the frame keeps the grid asked for, and HELIOCOR");
+  args.option("psferr", 0, "X", "fractional PSF model error for chi2pix (default: the PSF's)");
+  args.flag("use-specter", 0, "extract on the CPU (desispec: classic specter)");
+  args.flag("no-gpu", 0, "extract on the CPU even when a GPU is available");
   args.option("pixpad-frac", 0, "X", "fraction of the padding's pixel rows kept", "0.8");
+  args.option("wavepad-frac", 0, "X", "extra wavelength padding, fraction of wavepad", "0.2");
+  args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch", "10");
   args.option("backend", 0, "NAME", "auto, serial, openmp or cuda", "auto");
   args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB", "4");
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
   add_common_options(args);
   if (!args.parse(argc, argv)) return 0;
+  if (args.is_set("decorrelate-fibers"))
+    throw ParameterError(
+        "extract: --decorrelate-fibers not implemented with gpu_specter (kspecter extracts as "
+        "gpu_specter does: the resolution of each fiber alone)");
 
   extract::ExtractOptions opt;
-  auto const w = args.get_doubles("wavelength", 3);
-  opt.wmin = w[0];
-  opt.wmax = w[1];
-  opt.dw = w[2];
+  if (args.has("wavelength")) {
+    auto const w = args.get_doubles("wavelength", 3);
+    opt.wmin = w[0];
+    opt.wmax = w[1];
+    opt.dw = w[2];
+  }
   opt.specmin = args.get_int("specmin");
   opt.nspec = args.has("nspec") ? args.get_int("nspec") : -1;
   opt.regularize = args.get_double("regularize");
@@ -65,9 +84,22 @@ int run_extract(int argc, char** argv) {
 
   ExtractJob job;
   job.backend = args.get("backend");
+  if (args.is_set("use-specter") || args.is_set("no-gpu")) {  // desispec: the CPU
+    if (job.backend != "auto" && job.backend != "serial" && job.backend != "openmp")
+      throw ParameterError("extract: --" +
+                           std::string(args.is_set("no-gpu") ? "no-gpu" : "use-specter") +
+                           " runs on the CPU: it cannot go with --backend " + job.backend);
+    if (job.backend == "auto")
+      job.backend =
+          extract::backend_names().find("openmp") != std::string::npos ? "openmp" : "serial";
+  }
   job.truth_pulls = !args.is_set("no-truth");
+  job.desi.psf_grid = !args.has("wavelength");
+  job.desi.scores = !args.is_set("no-scores");
+  job.desi.barycentric = args.is_set("barycentric-correction");
+  if (args.has("fibermap")) job.desi.fibermap = args.get("fibermap");
   if (args.has("batch")) {
-    for (char const* single : {"input", "psf", "output", "model"})
+    for (char const* single : {"input", "psf", "output", "model", "fibermap"})
       if (args.has(single))
         throw ParameterError(std::string("extract: --batch replaces -i/-p/-o; --") + single +
                              " cannot be given with it");

@@ -69,6 +69,7 @@ int run_extract_job(Session& session, ExtractJob const& job) {
   parallel::JobOptions options;
   options.extract = job.options;
   options.backend = job.backend;
+  options.desi = job.desi;
   parallel::LogProgress progress(session.log);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
 

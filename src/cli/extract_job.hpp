@@ -6,6 +6,7 @@
 #include "session.hpp"
 
 #include <kspecter/extract/options.hpp>
+#include <kspecter/parallel/frame_io.hpp>
 
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ namespace kspecter::cli {
 struct ExtractJob {
   std::vector<FrameSpec> frames;
   extract::ExtractOptions options;  // for every frame (a frame's own grid replaces -w)
-  std::string backend = "auto";     // auto, serial, openmp, cuda
+  parallel::DesiOptions desi;       // desi_extract_spectra's -w default, -f, --no-scores
+  std::string backend = "auto";     // extract::backend_names()
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
 };

@@ -27,7 +27,10 @@ struct Session {
     }
     if (args.has("device")) opt.device_id = args.get_int("device");
     opt.kokkos_args = args.kokkos_args();
-    LogLevel const level = parse_log_level(args.get("log-level"));
+    // desi_extract_spectra's -v: debug, unless --log-level says otherwise.
+    bool const verbose =
+        args.declares("verbose") && args.is_set("verbose") && !args.is_set("log-level");
+    LogLevel const level = parse_log_level(verbose ? "debug" : args.get("log-level"));
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
   }

@@ -62,12 +62,15 @@ int run_simulate(int argc, char** argv) {
       "Simulates a preprocessed CCD frame: spectra (by default a night sky shared by all "
       "fibers, ~10% sky fibers, objects of varied brightness with emission lines) projected "
       "through the PSF's spots, with Poisson and read noise from a seeded counter-based "
-      "generator. Writes IMAGE, IVAR, MASK, the truth spectra (TRUTH_FLUX in electron/Angstrom, "
-      "TRUTH_WAVE) and a FIBERMAP. The same seed gives a bitwise-identical file on every "
-      "backend and thread count.");
+      "generator. Writes the preproc file desispec writes (IMAGE with the header of a science "
+      "exposure, IVAR, MASK tile-compressed, READNOISE, FIBERMAP; gzipped when the name ends "
+      "in .gz) and the truth spectra (TRUTH_FLUX in electron/Angstrom, TRUTH_WAVE). The same "
+      "seed gives a bitwise-identical file on every backend and thread count.");
   args.option("psf", 'p', "FILE", "GaussHermite PSF file, or 'synthetic' for the built-in one", "",
               true);
-  args.option("output", 'o', "FILE", "the preproc file to write", "", true);
+  args.option("output", 'o', "FILE", "the preproc file to write (.fits or .fits.gz)", "", true);
+  args.option("camera", 0, "NAME", "CAMERA of the exposure (b0..z9)", "r0");
+  args.option("expid", 0, "N", "EXPID of the exposure", "1");
   args.option("wavelength", 'w', "WMIN,WMAX,DW", "wavelength grid, Angstrom (DESI r camera)",
               "5760,7620,0.8");
   args.option("specmin", 's', "N", "first fiber (row of the PSF)", "0");
@@ -85,6 +88,7 @@ int run_simulate(int argc, char** argv) {
   // Everything that can be checked before Kokkos comes up.
   long long const seed = args.get_int64("seed");
   if (seed < 0) throw ParameterError("simulate: --seed must be >= 0");
+  if (args.get_int64("expid") < 0) throw ParameterError("simulate: --expid must be >= 0");
   double const readnoise = args.get_double("readnoise");
   if (!(readnoise >= 0) || readnoise > 1e6)
     throw ParameterError("simulate: --readnoise must be between 0 and 1e6");
@@ -157,15 +161,25 @@ int run_simulate(int argc, char** argv) {
   truth.flux = spectra.flux;
   truth.objtype = spectra.objtype;
   truth.fibermin = psf.fibermin;
-  std::vector<std::pair<std::string, std::string>> const header = {
-      {"SIMPSF", psf_arg},
-      {"SIMSPEC", args.is_set("spectra") ? args.get("spectra") : std::string("default")},
-      {"SIMSEED", std::to_string(seed)},
-      {"RDNOISE", fmt("%.17g", readnoise)},
-      {"NOISELES", opt.noiseless ? "T" : "F"},
-      {"DEFECTS", opt.defects ? "T" : "F"},
-  };
-  io::write_preproc(out, img, &truth, header);
+  // A science exposure as the pipeline's preproc headers describe it (the pointing and time
+  // are made up, for --barycentric-correction).
+  img.header.set_string("CAMERA", args.get("camera"), "Spectrograph Camera");
+  img.header.set_integer("EXPID", args.get_int64("expid"), "Exposure number");
+  img.header.set_integer("NIGHT", 20201213, "Night of the observation (local date at dusk)");
+  img.header.set_string("FLAVOR", "science");
+  img.header.set_number("EXPTIME", 900.0, "exposure time [s]");
+  img.header.set_number("MJD-OBS", 59198.4452, "MJD at the start of the exposure");
+  img.header.set_number("TARGTRA", 150.1, "target RA [deg]");
+  img.header.set_number("TARGTDEC", 2.2, "target Dec [deg]");
+  img.header.set_string("SIMPSF", psf_arg);
+  img.header.set_string("SIMSPEC",
+                        args.is_set("spectra") ? args.get("spectra") : std::string("default"));
+  img.header.set_integer("SIMSEED", seed);
+  img.header.set_number("RDNOISE", readnoise);
+  img.header.set_logical("NOISELES", opt.noiseless);
+  img.header.set_logical("DEFECTS", opt.defects);
+  std::vector<float> const readnoise_image(img.image.size(), static_cast<float>(readnoise));
+  io::write_preproc(out, img, &truth, readnoise_image);
   times.add("write", seconds_since(t0));
 
   std::string line =

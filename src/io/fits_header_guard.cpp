@@ -63,7 +63,7 @@ struct Header {
   bool complete = false;  // END found
 };
 
-Header read_header(std::ifstream& in) {
+Header read_header(std::istream& in) {
   Header h;
   std::string block(block_size, ' ');
   while (in.read(block.data(), block_size) || in.gcount() > 0) {
@@ -118,6 +118,10 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
 
 void guard_fits_headers(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
+  guard_fits_headers(path, in);
+}
+
+void guard_fits_headers(std::string const& path, std::istream& in) {
   for (int hdu = 1; in; ++hdu) {
     Header const h = read_header(in);
     if (h.cards.empty() || h.cards[0].compare(0, 8, hdu == 1 ? "SIMPLE  " : "XTENSION") != 0)

@@ -3,6 +3,7 @@
 // must be refused before CFITSIO sees them.
 #pragma once
 
+#include <istream>
 #include <string>
 
 namespace kspecter::io {
@@ -15,5 +16,9 @@ namespace kspecter::io {
 /// Whatever it cannot follow (not FITS, truncated, unreadable sizes) ends the walk quietly:
 /// CFITSIO reports those, and the readers put them in their own words.
 void guard_fits_headers(std::string const& path);
+
+/// The same walk over the bytes of `in` (a file decompressed in memory); `name` is the file
+/// the errors name.
+void guard_fits_headers(std::string const& name, std::istream& in);
 
 }  // namespace kspecter::io

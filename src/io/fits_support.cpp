@@ -3,6 +3,8 @@
 #include "atomic_output.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 namespace kspecter::io {
 
@@ -41,6 +43,19 @@ std::optional<long long> parse_integer(std::string_view v) {
   auto const [end, err] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || err != std::errc() || end != v.data() + v.size()) return std::nullopt;
   return out;
+}
+
+std::optional<double> parse_real(std::string_view v) {
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  if (v.empty() || v.size() > 64 || v[0] == '\'') return std::nullopt;
+  std::string t(v);
+  for (auto& c : t)
+    if (c == 'D' || c == 'd') c = 'E';
+  char* end = nullptr;
+  double const x = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(x)) return std::nullopt;
+  return x;
 }
 
 std::optional<long long> read_integer_key(fitsfile* f, char const* key) {

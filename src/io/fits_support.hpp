@@ -41,6 +41,10 @@ std::optional<std::string> read_key_text(fitsfile* f, char const* key);
 /// an integer.
 std::optional<long long> parse_integer(std::string_view text);
 
+/// `text` (a header value) as a finite real number (a D exponent allowed, as FITS does),
+/// nullopt when it is not one (a quoted string is not).
+std::optional<double> parse_real(std::string_view text);
+
 /// Integer keyword `key` of the current HDU through parse_integer: nullopt when it is absent
 /// or not an integer.
 std::optional<long long> read_integer_key(fitsfile* f, char const* key);

@@ -104,8 +104,14 @@ void write_frame_hdf5(std::string const& path, FrameData const& fr) {
                         fr.wavelength.size() > 1 ? (w1 - w0) / (fr.wavelength.size() - 1) : 0.0);
     }
     write_string_attr(file, "BUNIT", "electron/Angstrom");
-    write_string_attr(file, "EXTRACT", std::string("kspecter ") + version());
-    for (auto const& [key, value] : fr.header) write_string_attr(file, key.c_str(), value);
+    // The FITS header's keywords as text attributes (strings unquoted).
+    for (std::string const& key : fr.header.keys()) {
+      if (key == "NSPEC" || key == "SPECMIN" || key == "SPECMAX" || key == "BUNIT") continue;
+      auto const text = fr.header.value_text(key);
+      auto const s =
+          text && !text->empty() && (*text)[0] == '\'' ? fr.header.get_string(key, path, "") : text;
+      if (s && H5Aexists(file, key.c_str()) <= 0) write_string_attr(file, key.c_str(), *s);
+    }
     check(H5Fflush(file, H5F_SCOPE_GLOBAL), path, "");
   }
   out.commit();

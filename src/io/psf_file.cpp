@@ -1,8 +1,6 @@
 // Reading and writing GaussHermite PSF files with CFITSIO. Every CFITSIO failure is turned
 // into an InputError naming the file, the HDU being read and CFITSIO's own words.
-#include "atomic_output.hpp"
-#include "fits_header_guard.hpp"
-#include "fits_support.hpp"
+#include "fits_file.hpp"
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/io/psf_file.hpp>
@@ -27,150 +25,47 @@ namespace {
 using psf::GaussHermitePsf;
 using psf::LegendreSet;
 
-/// A FITS file open for reading, with the context every error message needs.
-class Reader {
- public:
-  explicit Reader(std::string path) : path_(std::move(path)), hdu_("PRIMARY") {
-    guard_fits_headers(path_);
-    std::error_code ec;
-    file_size_ = static_cast<LONGLONG>(std::filesystem::file_size(path_, ec));
-    if (ec) file_size_ = -1;  // the open below says why
-    int st = 0;
-    // The disk-file variant: no extended-filename parsing of '[', '!' or '+' in the path.
-    if (fits_open_diskfile(&f_, path_.c_str(), READONLY, &st)) {
-      f_ = nullptr;
-      fail("cannot open the file: " + fits_message(st));
-    }
-  }
-  ~Reader() {
-    int st = 0;
-    if (f_) fits_close_file(f_, &st);
-  }
-  Reader(Reader const&) = delete;
-  Reader& operator=(Reader const&) = delete;
+/// Integer keyword `key` of the current HDU as an int (missing: nullopt).
+std::optional<long> key_int(FitsReader const& r, char const* key) {
+  auto const v = r.key_integer(key);
+  if (!v) return std::nullopt;
+  if (*v < -2147483647LL || *v > 2147483647LL)
+    r.fail(std::string("keyword ") + key + " = " + std::to_string(*v) + " is not an int");
+  return static_cast<long>(*v);
+}
+long need_int(FitsReader const& r, char const* key) {
+  auto const v = key_int(r, key);
+  if (!v) r.fail(std::string("keyword ") + key + " is missing");
+  return *v;
+}
 
-  [[noreturn]] void fail(std::string const& what) const { throw InputError(path_, hdu_, what); }
-  void check(int st, std::string const& doing) const {
-    if (st) fail(doing + ": " + fits_message(st));
-  }
-
-  /// Moves to the primary HDU.
-  void primary() {
-    int st = 0, type = 0;
-    hdu_ = "PRIMARY";
-    check(fits_movabs_hdu(f_, 1, &type, &st), "cannot read the primary HDU");
-  }
-
-  /// Moves to the HDU named `name` (EXTNAME, the primary included) and checks its type.
-  void move_to(std::string const& name, int want_type) {
-    int st = 0;
-    hdu_ = name;
-    fits_movnam_hdu(f_, ANY_HDU, const_cast<char*>(name.c_str()), 0, &st);
-    if (st == BAD_HDU_NUM) {
-      fits_clear_errmsg();
-      fail("the HDU is missing (or the file is truncated before it)");
-    }
-    check(st, "cannot move to the HDU");
-    int type = 0;
-    check(fits_get_hdu_type(f_, &type, &st), "cannot read the HDU type");
-    auto kind = [](int t) {
-      return t == IMAGE_HDU ? "an image" : t == BINARY_TBL ? "a binary table" : "an ASCII table";
-    };
-    if (type != want_type)
-      fail(std::string("expected ") + kind(want_type) + ", found " + kind(type));
-    // Before anything is allocated by the sizes in the header: CFITSIO only finds a short
-    // file when it reads, and a few corrupt header bytes can ask for gigabytes.
-    LONGLONG head = 0, data = 0, end = 0;
-    check(fits_get_hduaddrll(f_, &head, &data, &end, &st), "cannot locate the data");
-    if (end > file_size_)
-      fail("the file is truncated: the data of this HDU end at byte " + std::to_string(end) +
-           " but the file has only " + std::to_string(file_size_) + " bytes");
-  }
-
-  std::optional<std::string> key_string(char const* key) {
-    int st = 0;
-    char value[FLEN_VALUE] = {0};
-    fits_read_key(f_, TSTRING, key, value, nullptr, &st);
-    if (st == KEY_NO_EXIST) {
-      fits_clear_errmsg();
-      return std::nullopt;
-    }
-    check(st, std::string("cannot read keyword ") + key);
-    std::string s = value;
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-  }
-  std::optional<double> key_double(char const* key) {
-    int st = 0;
-    double v = 0;
-    fits_read_key(f_, TDOUBLE, key, &v, nullptr, &st);
-    if (st == KEY_NO_EXIST) {
-      fits_clear_errmsg();
-      return std::nullopt;
-    }
-    check(st, std::string("keyword ") + key + " is not a number");
-    if (!std::isfinite(v)) fail(std::string("keyword ") + key + " is not finite");
-    return v;
-  }
-  std::optional<long> key_long(char const* key) {
-    std::optional<double> const v = key_double(key);
-    if (!v) return std::nullopt;
-    if (*v != std::floor(*v) || std::fabs(*v) > 2147483647.0)
-      fail(std::string("keyword ") + key + " = " + std::to_string(*v) + " is not an integer");
-    return static_cast<long>(*v);
-  }
-  double need_double(char const* key) {
-    auto v = key_double(key);
-    if (!v) fail(std::string("keyword ") + key + " is missing");
-    return *v;
-  }
-  long need_long(char const* key) {
-    auto v = key_long(key);
-    if (!v) fail(std::string("keyword ") + key + " is missing");
-    return *v;
-  }
-
-  /// The current image HDU as a Legendre set [nfiber][ncoef] with its WAVEMIN/WAVEMAX.
-  LegendreSet legendre_image() {
-    int st = 0, naxis = 0;
-    check(fits_get_img_dim(f_, &naxis, &st), "cannot read the image dimensions");
-    if (naxis != 2)
-      fail("expected a 2-D image [nfiber, ncoef], found " + std::to_string(naxis) + " axes");
-    long naxes[2] = {0, 0};
-    check(fits_get_img_size(f_, 2, naxes, &st), "cannot read the image size");
-    if (naxes[0] < 1 || naxes[1] < 1)
-      fail("empty image (" + std::to_string(naxes[1]) + " x " + std::to_string(naxes[0]) + ")");
-    if (naxes[0] > 1000 || naxes[1] > 100000)
-      fail("implausible image size " + std::to_string(naxes[1]) + " fibers x " +
+/// The current image HDU as a Legendre set [nfiber][ncoef] with its WAVEMIN/WAVEMAX.
+LegendreSet legendre_image(FitsReader const& r) {
+  auto const naxes = r.image_shape();
+  if (naxes.size() != 2)
+    r.fail("expected a 2-D image [nfiber, ncoef], found " + std::to_string(naxes.size()) + " axes");
+  if (naxes[0] < 1 || naxes[1] < 1)
+    r.fail("empty image (" + std::to_string(naxes[1]) + " x " + std::to_string(naxes[0]) + ")");
+  if (naxes[0] > 1000 || naxes[1] > 100000)
+    r.fail("implausible image size " + std::to_string(naxes[1]) + " fibers x " +
            std::to_string(naxes[0]) + " coefficients");
-    LegendreSet s;
-    s.ncoef = static_cast<int>(naxes[0]);
-    s.nfiber = static_cast<int>(naxes[1]);
-    s.wavemin = need_double("WAVEMIN");
-    s.wavemax = need_double("WAVEMAX");
-    if (!(s.wavemin < s.wavemax))
-      fail("WAVEMIN " + std::to_string(s.wavemin) + " is not below WAVEMAX " +
+  LegendreSet s;
+  s.ncoef = static_cast<int>(naxes[0]);
+  s.nfiber = static_cast<int>(naxes[1]);
+  s.wavemin = r.need_double("WAVEMIN");
+  s.wavemax = r.need_double("WAVEMAX");
+  if (!(s.wavemin < s.wavemax))
+    r.fail("WAVEMIN " + std::to_string(s.wavemin) + " is not below WAVEMAX " +
            std::to_string(s.wavemax));
-    s.coeff.resize(std::size_t(s.nfiber) * s.ncoef);
-    long fpixel[2] = {1, 1};
-    int anynul = 0;
-    check(fits_read_pix(f_, TDOUBLE, fpixel, static_cast<LONGLONG>(s.coeff.size()), nullptr,
-                        s.coeff.data(), &anynul, &st),
-          "cannot read the image data (truncated file?)");
-    for (std::size_t i = 0; i < s.coeff.size(); ++i)
-      if (!std::isfinite(s.coeff[i]))
-        fail("coefficient " + std::to_string(i % s.ncoef) + " of fiber " +
+  s.coeff.resize(std::size_t(s.nfiber) * s.ncoef);
+  r.read_pixels<double>(TDOUBLE, static_cast<long long>(s.coeff.size()),
+                        [&](long long i, double v) { s.coeff[std::size_t(i)] = v; });
+  for (std::size_t i = 0; i < s.coeff.size(); ++i)
+    if (!std::isfinite(s.coeff[i]))
+      r.fail("coefficient " + std::to_string(i % s.ncoef) + " of fiber " +
              std::to_string(i / s.ncoef) + " is not finite");
-    return s;
-  }
-
-  fitsfile* f() { return f_; }
-
- private:
-  std::string path_, hdu_;
-  LONGLONG file_size_ = 0;
-  fitsfile* f_ = nullptr;
-};
+  return s;
+}
 
 bool parse_gh(std::string const& name, int& i, int& j) {
   char tail = 0;
@@ -180,20 +75,22 @@ bool parse_gh(std::string const& name, int& i, int& j) {
 
 }  // namespace
 
-psf::GaussHermitePsf read_psf(std::string const& path) {
-  Reader r(path);
+psf::GaussHermitePsf read_psf(std::string const& path, PsfKeywords* keywords) {
+  FitsReader r(path);
   GaussHermitePsf psf;
 
   // Primary header: if it declares a PSF type, it must be ours.
-  r.primary();
+  r.move_to_primary();
   if (auto t = r.key_string("PSFTYPE"); t && *t != "GAUSS-HERMITE")
     r.fail("PSFTYPE is '" + *t + "', expected 'GAUSS-HERMITE'");
+  std::optional<std::string> camera;
+  if (keywords) camera = r.key_string("CAMERA");
 
   r.move_to("XTRACE", IMAGE_HDU);
-  psf.xtrace = r.legendre_image();
-  std::optional<long> const xfibermin = r.key_long("FIBERMIN");
+  psf.xtrace = legendre_image(r);
+  std::optional<long> const xfibermin = key_int(r, "FIBERMIN");
   r.move_to("YTRACE", IMAGE_HDU);
-  psf.ytrace = r.legendre_image();
+  psf.ytrace = legendre_image(r);
   if (psf.ytrace.nfiber != psf.xtrace.nfiber)
     r.fail("has " + std::to_string(psf.ytrace.nfiber) + " fibers but XTRACE has " +
            std::to_string(psf.xtrace.nfiber));
@@ -204,7 +101,7 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
     auto const t = r.key_string("PSFTYPE");
     if (!t) r.fail("keyword PSFTYPE is missing");
     if (*t != "GAUSS-HERMITE") r.fail("PSFTYPE is '" + *t + "', expected 'GAUSS-HERMITE'");
-    auto const v = r.key_string("PSFVER");
+    auto const v = r.key_value("PSFVER");
     if (!v) r.fail("keyword PSFVER is missing");
     char* end = nullptr;
     double const ver = std::strtod(v->c_str(), &end);
@@ -215,10 +112,10 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
              " is an older layout (traces inside the PSF table); only PSFVER 3 "
              "(XTRACE and YTRACE HDUs) is supported");
   }
-  long const legdeg = r.need_long("LEGDEG");
-  long const ghdegx = r.need_long("GHDEGX"), ghdegy = r.need_long("GHDEGY");
-  long const hsizex = r.need_long("HSIZEX"), hsizey = r.need_long("HSIZEY");
-  long const npix_x = r.need_long("NPIX_X"), npix_y = r.need_long("NPIX_Y");
+  long const legdeg = need_int(r, "LEGDEG");
+  long const ghdegx = need_int(r, "GHDEGX"), ghdegy = need_int(r, "GHDEGY");
+  long const hsizex = need_int(r, "HSIZEX"), hsizey = need_int(r, "HSIZEY");
+  long const npix_x = need_int(r, "NPIX_X"), npix_y = need_int(r, "NPIX_Y");
   double const wavemin = r.need_double("WAVEMIN"), wavemax = r.need_double("WAVEMAX");
   if (!(wavemin < wavemax))
     r.fail("WAVEMIN " + std::to_string(wavemin) + " is not below WAVEMAX " +
@@ -233,8 +130,8 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
   if (npix_x < 1 || npix_y < 1)
     r.fail("NPIX_X " + std::to_string(npix_x) + ", NPIX_Y " + std::to_string(npix_y) +
            " are not a CCD size");
-  std::optional<long> const fibermin = r.key_long("FIBERMIN");
-  std::optional<long> const fibermax = r.key_long("FIBERMAX");
+  std::optional<long> const fibermin = key_int(r, "FIBERMIN");
+  std::optional<long> const fibermax = key_int(r, "FIBERMAX");
   if (fibermin && fibermax && *fibermax - *fibermin + 1 != psf.nfiber)
     r.fail("FIBERMIN " + std::to_string(*fibermin) + " .. FIBERMAX " + std::to_string(*fibermax) +
            " do not match the " + std::to_string(psf.nfiber) + " fibers of XTRACE");
@@ -244,6 +141,11 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
     r.fail("FIBERMIN " + std::to_string(first_fiber) + " is not the number of a first fiber");
   psf.fibermin = static_cast<int>(first_fiber);
   psf.psferr = r.key_double("PSFERR").value_or(0.01);
+  if (keywords) {
+    if (!camera) camera = r.key_string("CAMERA");
+    keywords->camera = camera;
+    keywords->in_psf = r.key_string("IN_PSF");
+  }
   psf.npix_x = static_cast<int>(npix_x);
   psf.npix_y = static_cast<int>(npix_y);
   psf.hsizex = static_cast<int>(hsizex);
@@ -252,7 +154,7 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
   psf.ghdegy = static_cast<int>(ghdegy);
 
   // Columns.
-  fitsfile* const f = r.f();
+  fitsfile* const f = r.get();
   int st = 0;
   auto column = [&](char const* name) {
     int col = 0;
@@ -350,35 +252,9 @@ psf::GaussHermitePsf read_psf(std::string const& path) {
 
 namespace {
 
-/// A FITS file being written under a temporary name (AtomicOutput); closes it on failure.
-class Writer {
- public:
-  explicit Writer(std::string const& final_path) : out_(final_path), final_(final_path) {
-    int st = 0;
-    f_ = create_fits(out_, st);
-    if (st) throw Error(final_ + ": cannot create " + out_.temp_path() + ": " + fits_message(st));
-  }
-  void check(int st, std::string const& hdu, std::string const& doing) {
-    if (st) throw Error(final_ + ": HDU '" + hdu + "': cannot " + doing + ": " + fits_message(st));
-  }
-  /// Closes the file and renames it over the final path.
-  void commit() {
-    int st = 0;
-    fits_close_file(f_.release(), &st);
-    if (st) throw Error(final_ + ": cannot close " + out_.temp_path() + ": " + fits_message(st));
-    out_.commit();
-  }
-  fitsfile* f() { return f_.get(); }
-
- private:
-  AtomicOutput out_;
-  std::string final_;
-  FitsPtr f_;
-};
-
-void write_trace(Writer& w, LegendreSet const& s, char const* name, GaussHermitePsf const& psf,
+void write_trace(FitsWriter& w, LegendreSet const& s, char const* name, GaussHermitePsf const& psf,
                  bool primary) {
-  fitsfile* f = w.f();
+  fitsfile* f = w.get();
   int st = 0;
   long naxes[2] = {s.ncoef, s.nfiber};
   w.check(fits_create_img(f, DOUBLE_IMG, 2, naxes, &st), name, "create the image");
@@ -400,7 +276,6 @@ void write_trace(Writer& w, LegendreSet const& s, char const* name, GaussHermite
     fits_update_key(f, TINT, "PSFVER", &psfver, nullptr, &st);
   }
   w.check(st, name, "write the header");
-  w.check(fits_write_chksum(f, &st), name, "write the checksum");
 }
 
 }  // namespace
@@ -413,11 +288,11 @@ void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
     if (n.size() > 8 || n.empty())
       throw ParameterError(path + ": parameter name '" + n + "' does not fit PARAM (8A)");
 
-  Writer w(path);
+  FitsWriter w(path);
   write_trace(w, psf.xtrace, "XTRACE", psf, true);
   write_trace(w, psf.ytrace, "YTRACE", psf, false);
 
-  fitsfile* f = w.f();
+  fitsfile* f = w.get();
   int st = 0;
   int const nrows = static_cast<int>(psf.params.size());
   int const ncoef = psf.params[0].ncoef;
@@ -466,7 +341,6 @@ void write_psf(std::string const& path, psf::GaussHermitePsf const& psf) {
                   &st);
   fits_update_key(f, TDOUBLE, "PSFERR", &psferr, "PSF fractional error used in chi2pix", &st);
   w.check(st, "PSF", "write the header");
-  w.check(fits_write_chksum(f, &st), "PSF", "write the checksum");
   w.commit();
 }
 

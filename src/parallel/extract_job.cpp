@@ -1,5 +1,6 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
+#include <kspecter/extract/bad2dfit.hpp>
 #include <kspecter/parallel/bundles.hpp>
 #include <kspecter/parallel/extract_job.hpp>
 #include <kspecter/parallel/frame_schedule.hpp>
@@ -62,13 +63,15 @@ std::string frame_context(JobFrame const& f) {
 }
 
 // Relative cost of a frame for the schedule: spectra x wavelengths.
-double frame_cost(JobFrame const& f, extract::ExtractOptions opt) {
+double frame_cost(JobFrame const& f, extract::ExtractOptions opt, bool psf_grid) {
   if (!f.grid.empty()) {
     opt.wmin = f.grid[0];
     opt.wmax = f.grid[1];
     opt.dw = f.grid[2];
   }
-  double const nwave = static_cast<double>(opt.wavelengths().size());
+  // A PSF's own grid is known once the PSF is read: a DESI camera's has ~2800 bins.
+  double const nwave =
+      f.grid.empty() && psf_grid ? 2800.0 : static_cast<double>(opt.wavelengths().size());
   return std::max(1.0, nwave) * (opt.nspec > 0 ? opt.nspec : 500);
 }
 
@@ -122,7 +125,8 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   int const nranks = world.size(), rank = world.rank();
 
   std::vector<double> cost;
-  for (auto const& f : frames) cost.push_back(frame_cost(f, options.extract));
+  for (auto const& f : frames)
+    cost.push_back(frame_cost(f, options.extract, options.desi.psf_grid));
   auto const schedule = schedule_frames(cost, nranks);
   auto const& mine = schedule[std::size_t(rank)];
   // Fewer frames than ranks: every rank has one frame and shares it with its group.
@@ -141,7 +145,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   auto read_task = [&](std::size_t i) {
     JobFrame const frame = frames[std::size_t(mine[i].frame)];
     extract::ExtractOptions const opt = options.extract;
-    return io.submit([frame, opt] { return read_frame_input(frame, opt); }, /*droppable=*/true);
+    DesiOptions const desi = options.desi;
+    return io.submit([frame, opt, desi] { return read_frame_input(frame, opt, desi); },
+                     /*droppable=*/true);
   };
   struct Write {
     int frame;
@@ -229,11 +235,12 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     if (task.group_size > 1) gather_frame(*fr, nspec, in.options.specmin, group);
 
     if (task.group_rank == 0) {
+      // desispec's BAD2DFIT rule, over the whole frame once gathered.
+      extract::apply_bad2dfit(*fr);
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
-      bool const fibermap = in.has_fibermap;
-      writes.push_back({task.frame, io.submit([frame, fr, fibermap] {
-                          write_frame_outputs(frame, *fr, fibermap);
-                        })});
+      auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
+      writes.push_back(
+          {task.frame, io.submit([frame, fr, setup] { write_frame_outputs(frame, *fr, *setup); })});
     }
   }
   io.cancel_droppable();  // reads ahead of a stop

@@ -1,4 +1,7 @@
+#include "frame_setup.hpp"
+
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/frame_scores.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
 #include <kspecter/io/psf_file.hpp>
@@ -10,41 +13,27 @@ namespace kspecter::parallel {
 
 namespace {
 
-void apply_grid(JobFrame const& f, extract::ExtractOptions& opt) {
-  if (f.grid.empty()) return;
-  opt.wmin = f.grid[0];
-  opt.wmax = f.grid[1];
-  opt.dw = f.grid[2];
-}
-
 std::vector<float> to_float(std::vector<double> const& v) {
   return std::vector<float>(v.begin(), v.end());
 }
 
-std::vector<std::pair<std::string, std::string>> input_cards(JobFrame const& f) {
-  std::vector<std::pair<std::string, std::string>> h;
-  if (!f.psf.empty()) h.emplace_back("IN_PSF", f.psf);
-  if (!f.image.empty()) h.emplace_back("IN_IMG", f.image);
-  return h;
-}
-
 }  // namespace
 
-FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt) {
-  apply_grid(f, opt);
+FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
+                            DesiOptions const& desi) {
   FrameInput in;
+  io::PsfKeywords keywords;
+  std::shared_ptr<io::PreprocImage> img;
   if (f.memory) {
     if (!f.memory->psf) throw ParameterError("extract: a frame in memory has no PSF");
     in.psf = f.memory->psf;
     in.image = f.memory->image;
     in.ivar = f.memory->ivar;
   } else {
-    in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf));
-    auto img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image));
+    in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf, &keywords));
+    img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image));
     in.image = extract::ImageArray::host(img->image.data(), img->ny, img->nx);
     in.ivar = extract::ImageArray::host(img->ivar.data(), img->ny, img->nx);
-    in.has_fibermap = img->has_fibermap;
-    in.file_image = std::move(img);
   }
   psf::GaussHermitePsf const& psf = *in.psf;
   if (in.image.nx != psf.npix_x || in.image.ny != psf.npix_y) {
@@ -61,13 +50,8 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt) {
       << " pixels, the image " << in.image.nx << " x " << in.image.ny;
     throw ParameterError(m.str());
   }
-  opt.validate(psf.nfiber);
-  try {
-    opt.validate_range(psf.wavemin(), psf.wavemax());
-  } catch (ParameterError const& e) {
-    if (f.memory) throw;
-    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
-  }
+  in.setup = detail::plan_frame(f, desi, opt, psf, f.memory ? nullptr : &keywords, img.get());
+  in.file_image = std::move(img);
   in.options = opt;
   return in;
 }
@@ -87,15 +71,21 @@ io::FrameData frame_data(extract::FrameResult const& fr) {
   return out;
 }
 
-void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr, bool has_fibermap) {
+void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr,
+                         FrameSetup const& setup) {
   if (!f.output.empty()) {
     io::FrameData out = frame_data(fr);
-    out.header = input_cards(f);
-    if (has_fibermap) out.fibermap_from = f.image;
+    // The grid asked for: a barycentric correction moves only the grid extracted on.
+    if (setup.wavelength.size() == out.wavelength.size()) out.wavelength = setup.wavelength;
+    out.header = setup.header;
+    out.fibermap = setup.fibermap;
+    if (setup.scores)
+      for (auto& c : extract::frame_scores(out.wavelength, fr.flux, fr.ivar, fr.nspec))
+        out.scores.push_back({c.name, c.comment, std::move(c.values)});
     io::write_frame(f.output, out);
   }
   if (!f.model.empty())
-    io::write_model_image(f.model, fr.model_nx, fr.model_ny, to_float(fr.model), input_cards(f));
+    io::write_model_image(f.model, fr.model_nx, fr.model_ny, to_float(fr.model), setup.header);
 }
 
 }  // namespace kspecter::parallel

@@ -73,7 +73,9 @@ void preproc_other_layouts(std::string const& path) {
 }
 
 void preproc_seeds(std::string const& dir) {
-  io::write_preproc(dir + "/plain.fits", small_image(4, 3), nullptr, {{"CAMERA", "r0"}});
+  io::PreprocImage plain = small_image(4, 3);
+  plain.header.set_string("CAMERA", "r0");
+  io::write_preproc(dir + "/plain.fits", plain);
   io::TruthSpectra t;  // with TRUTH_FLUX, TRUTH_WAVE and a FIBERMAP
   t.specmin = 1;
   t.nspec = 2;

@@ -144,6 +144,25 @@ inline std::vector<double> read_image(std::string const& path, std::string const
   return v;
 }
 
+/// Overwrites the current image of `out` with `v`, converted to the image's own type: CFITSIO
+/// converts types only for images that are not tile-compressed (desispec's MASK is).
+inline void write_native(fitsfile* out, std::vector<double> const& v) {
+  int st = 0, type = 0;
+  check(fits_get_img_type(out, &type, &st), "image type");
+  auto put = [&](int datatype, auto const& values) {
+    check(fits_write_img(out, datatype, 1, LONGLONG(values.size()),
+                         const_cast<void*>(static_cast<void const*>(values.data())), &st),
+          "write image");
+  };
+  switch (type) {
+    case BYTE_IMG: put(TBYTE, std::vector<unsigned char>(v.begin(), v.end())); break;
+    case SHORT_IMG: put(TSHORT, std::vector<short>(v.begin(), v.end())); break;
+    case LONG_IMG: put(TINT, std::vector<int>(v.begin(), v.end())); break;
+    case FLOAT_IMG: put(TFLOAT, std::vector<float>(v.begin(), v.end())); break;
+    default: put(TDOUBLE, v);
+  }
+}
+
 /// `to` = `from` with image HDU `hdu` transformed by `change(values, naxes)`, its header
 /// cards kept, in the same BITPIX unless `bitpix` is given.
 inline void edit_image(
@@ -158,7 +177,11 @@ inline void edit_image(
     int st = 0;
     if (!bitpix) {  // the same HDU with new values
       check(fits_copy_hdu(in, out, 0, &st), "copy");
-      check(fits_write_img(out, TDOUBLE, 1, LONGLONG(v.size()), v.data(), &st), "write image");
+      write_native(out, v);
+      char datasum[FLEN_VALUE] = {0};
+      if (fits_read_keyword(out, "DATASUM", datasum, nullptr, &st) == 0)  // still true
+        check(fits_write_chksum(out, &st), "checksum");
+      fits_clear_errmsg();
       return true;
     }
     write_image(out, hdu, bitpix, ax, v);

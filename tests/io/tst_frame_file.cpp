@@ -33,7 +33,8 @@ kspecter::io::FrameData make_frame(unsigned seed) {
   fr.model_nx = 11;
   fr.model_ny = 5;
   for (int i = 0; i < fr.model_nx * fr.model_ny; ++i) fr.model.push_back(g(rng));
-  fr.header = {{"IN_PSF", "psf-r0.fits"}, {"IN_IMG", "preproc-r0.fits"}};
+  fr.header.set_string("IN_PSF", "psf-r0.fits");
+  fr.header.set_string("IN_IMG", "preproc-r0.fits");
   return fr;
 }
 
@@ -84,9 +85,9 @@ TEST(frame_file, failed_write_keeps_previous_output) {
   std::string const path = dir + "/frame.fits";
   auto const good = make_frame(5);
   kspecter::io::write_frame(path, good);
-  // A FIBERMAP source that does not exist makes the write fail half-way through.
+  // A FIBERMAP that is not a FITS table makes the write fail half-way through.
   auto bad = make_frame(6);
-  bad.fibermap_from = dir + "/no-such-preproc.fits";
+  bad.fibermap = kspecter::io::FitsTable{dir + "/preproc.fits", "FIBERMAP", 1, {}, {'x', 'y'}};
   EXPECT_THROW(kspecter::io::write_frame(path, bad), kspecter::InputError);
   expect_same(good, kspecter::io::read_frame(path));
   int files = 0;

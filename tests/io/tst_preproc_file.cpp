@@ -180,11 +180,11 @@ TEST(preproc_file, round_trip_with_truth_and_header) {
   PreprocImage img = make_image(37, 21);
   img.ivar[5] = 0.0f;  // a legitimately dead pixel stays 0
   TruthSpectra const truth = make_truth();
-  kspecter::io::write_preproc(path, img, &truth,
-                              {{"SIMSEED", "42"},
-                               {"RDNOISE", "3.5"},
-                               {"NOISELES", "F"},
-                               {"SIMPSF", "psf-r0-00067784.fits"}});
+  img.header.set_integer("SIMSEED", 42);
+  img.header.set_number("RDNOISE", 3.5);
+  img.header.set_logical("NOISELES", false);
+  img.header.set_string("SIMPSF", "psf-r0-00067784.fits");
+  kspecter::io::write_preproc(path, img, &truth);
 
   PreprocImage const back = kspecter::io::read_preproc(path);
   EXPECT_EQ(back.path, path);
@@ -196,7 +196,13 @@ TEST(preproc_file, round_trip_with_truth_and_header) {
     ASSERT_EQ(back.mask[i], img.mask[i]) << i;
     ASSERT_EQ(back.ivar[i], img.mask[i] ? 0.0f : img.ivar[i]) << i;
   }
-  EXPECT_TRUE(back.has_fibermap);
+  ASSERT_TRUE(back.fibermap.has_value());
+  EXPECT_EQ(back.fibermap->nrows, truth.nspec);
+  // The header comes back as records, typed.
+  EXPECT_EQ(back.header.get_integer("SIMSEED", path, "IMAGE"), 42);
+  EXPECT_EQ(back.header.get_number("RDNOISE", path, "IMAGE"), 3.5);
+  EXPECT_EQ(back.header.get_string("SIMPSF", path, "IMAGE"), "psf-r0-00067784.fits");
+  EXPECT_FALSE(back.header.has("NAXIS1"));
 
   auto const t = kspecter::io::read_truth(path);
   ASSERT_TRUE(t.has_value());
@@ -230,25 +236,26 @@ TEST(preproc_file, without_truth_has_no_truth_or_fibermap) {
   std::string const path = kspecter::test::scratch_dir() + "/p.fits";
   kspecter::io::write_preproc(path, make_image(5, 4));
   EXPECT_FALSE(kspecter::io::read_truth(path).has_value());
-  EXPECT_FALSE(kspecter::io::read_preproc(path).has_fibermap);
+  EXPECT_FALSE(kspecter::io::read_preproc(path).fibermap.has_value());
   EXPECT_TRUE(kspecter::io::has_hdu(path, "MASK"));
   EXPECT_FALSE(kspecter::io::has_hdu(path, "FIBERMAP"));
   EXPECT_FALSE(kspecter::io::has_hdu(path + ".nope", "MASK"));
 }
 
-TEST(preproc_file, copy_hdu_appends_fibermap) {
+TEST(preproc_file, fibermap_is_carried_as_it_is) {
   std::string const dir = kspecter::test::scratch_dir();
   TruthSpectra const truth = make_truth();
   kspecter::io::write_preproc(dir + "/with.fits", make_image(6, 5), &truth);
-  kspecter::io::write_preproc(dir + "/without.fits", make_image(6, 5));
-  kspecter::io::copy_hdu(dir + "/with.fits", "FIBERMAP", dir + "/without.fits");
-  EXPECT_TRUE(kspecter::io::read_preproc(dir + "/without.fits").has_fibermap);
-  expect_refused(dir + "/without.fits", "NOPE", "HDU not found", [&] {
-    kspecter::io::copy_hdu(dir + "/without.fits", "NOPE", dir + "/with.fits");
-  });
-  expect_refused(dir + "/missing.fits", "", "not found", [&] {
-    kspecter::io::copy_hdu(dir + "/with.fits", "FIBERMAP", dir + "/missing.fits");
-  });
+  PreprocImage img = make_image(6, 5);
+  img.fibermap = kspecter::io::read_preproc(dir + "/with.fits").fibermap;
+  ASSERT_TRUE(img.fibermap.has_value());
+  kspecter::io::write_preproc(dir + "/copy.fits", img);
+  auto const back = kspecter::io::read_preproc(dir + "/copy.fits");
+  ASSERT_TRUE(back.fibermap.has_value());
+  EXPECT_EQ(back.fibermap->nrows, 3);
+  EXPECT_EQ(kspecter::io::integer_column(*back.fibermap, "FIBER"),
+            (std::vector<long long>{520, 521, 522}));  // fibermin + specmin + i
+  EXPECT_FALSE(kspecter::io::read_truth(dir + "/copy.fits").has_value());
 }
 
 TEST(preproc_file, failed_write_leaves_previous_file) {
@@ -259,9 +266,11 @@ TEST(preproc_file, failed_write_leaves_previous_file) {
   PreprocImage bad = make_image(5, 4);
   bad.ivar.pop_back();
   EXPECT_THROW(kspecter::io::write_preproc(path, bad), kspecter::ParameterError);
-  PreprocImage const good = make_image(5, 4);
-  EXPECT_THROW(kspecter::io::write_preproc(path, good, nullptr, {{"NAXIS1", "3"}}),
-               kspecter::ParameterError);
+  PreprocImage good = make_image(5, 4);
+  EXPECT_THROW(good.header.set_integer("NAXIS1", 3), kspecter::ParameterError);
+  PreprocImage wide = make_image(5, 4);
+  wide.mask[3] = 1 << 16;  // desispec's MASK is int16
+  EXPECT_THROW(kspecter::io::write_preproc(path, wide), kspecter::ParameterError);
   EXPECT_EQ(file_bytes(path), before);
   int files = 0;
   for (auto const& e : fs::directory_iterator(dir)) files += e.is_regular_file();
@@ -321,7 +330,8 @@ TEST(preproc_file, reads_f8_scaled_integers_and_any_integer_mask) {
   write_bytes(p3, fits_bytes(h));
   PreprocImage const r3 = kspecter::io::read_preproc(p3);
   EXPECT_NE(r3.mask[6], 0);
-  EXPECT_EQ(r3.ivar[6], 0.0f);
+  // No bit of extractmaskval is set (desispec reads the mask as uint16: 2^40 is 0 there).
+  EXPECT_NE(r3.ivar[6], 0.0f);
   EXPECT_EQ(r3.mask[7], 0);
 }
 

@@ -214,7 +214,7 @@ void expect_refused(std::string const& path, std::string const& hdu, std::string
     EXPECT_EQ(e.file(), path);
     EXPECT_EQ(e.hdu(), hdu) << msg;
     EXPECT_NE(msg.find(path), std::string::npos) << msg;
-    EXPECT_NE(msg.find("HDU '" + hdu + "'"), std::string::npos) << msg;
+    if (!hdu.empty()) EXPECT_NE(msg.find("HDU '" + hdu + "'"), std::string::npos) << msg;
     EXPECT_NE(msg.find(words), std::string::npos) << msg;
   } catch (std::exception const& e) {
     ADD_FAILURE() << path << ": wrong exception type: " << e.what();
@@ -362,7 +362,7 @@ TEST(psf_file, refuses_other_psf_types_and_versions) {
   edit_fits(p, nullptr, [](fitsfile* f, int& st) {
     fits_update_key(f, TSTRING, "PSFTYPE", const_cast<char*>("MONOSPOT"), nullptr, &st);
   });
-  expect_refused(p, "PRIMARY", "PSFTYPE is 'MONOSPOT'");
+  expect_refused(p, "XTRACE", "PSFTYPE is 'MONOSPOT'");  // the primary HDU is XTRACE
   p = valid_psf(dir, "psfver2.fits");
   edit_fits(p, "PSF", [](fitsfile* f, int& st) {
     fits_update_key(f, TSTRING, "PSFVER", const_cast<char*>("2"), nullptr, &st);
@@ -408,16 +408,19 @@ TEST(psf_file, refuses_truncated_and_foreign_files) {
       ADD_FAILURE() << "truncated at " << c.at << " was accepted";
     } catch (InputError const& e) {
       EXPECT_EQ(e.file(), p);
-      std::string const hdu = c.hdu == "PRIMARY" && c.at > 2880 ? "XTRACE" : c.hdu;
+      // A cut inside the primary header leaves no FITS file to open (no HDU named); the
+      // primary HDU is XTRACE.
+      std::string const hdu = c.hdu != "PRIMARY" ? c.hdu : c.at > 2880 ? "XTRACE" : "";
       EXPECT_EQ(e.hdu(), hdu) << "cut at " << c.at << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find("HDU '" + e.hdu() + "'"), std::string::npos) << e.what();
+      if (!hdu.empty())
+        EXPECT_NE(std::string(e.what()).find("HDU '" + hdu + "'"), std::string::npos) << e.what();
     }
   }
   // Not FITS at all, and no file.
   std::string const text = dir + "/text.fits";
   std::ofstream(text) << "this is not a FITS file\n";
-  expect_refused(text, "PRIMARY", "cannot open");
-  expect_refused(dir + "/absent.fits", "PRIMARY", "cannot open");
+  expect_refused(text, "", "cannot open");
+  expect_refused(dir + "/absent.fits", "", "cannot open");
 }
 
 // ------------------------------------------------------------------ found by fuzzing

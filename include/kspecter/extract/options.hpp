@@ -32,7 +32,8 @@ struct ExtractOptions {
 
   // ---- outputs
   bool model = false;                 // also return the model image A f of the whole CCD
-  double bad2dfit_chi2 = 100.0;       // BAD2DFIT where chi2pix > this (desispec's rule); <= 0: off
+  double bad2dfit_chi2 = 0;           // BAD2DFIT where chi2pix > this (desispec's old rule;
+                                      // its current one: extract/bad2dfit.hpp); <= 0: off
   double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
                                       // its fiber and of its wavelength bin (0: off)
 

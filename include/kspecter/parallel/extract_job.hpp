@@ -25,6 +25,7 @@ struct JobOptions {
   extract::ExtractOptions extract;  // for every frame (a frame's own grid replaces the job's)
   std::string backend = "auto";     // extract::backend_names()
   bool model = false;               // compute the model image (also when a frame's model is set)
+  DesiOptions desi;                 // desi_extract_spectra's: grid default, -f, --no-scores
 };
 
 /// What the job tells its front end while it runs. Every method has a silent default.

@@ -1,0 +1,502 @@
+#include "fits_file.hpp"
+
+#include "fits_header_guard.hpp"
+#include "gzip_file.hpp"
+
+#include <kspecter/core/error.hpp>
+
+#include <fcntl.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <streambuf>
+
+namespace kspecter::io {
+
+namespace {
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+char const* hdu_type_name(int type) {
+  switch (type) {
+    case IMAGE_HDU: return "an image";
+    case ASCII_TBL: return "an ASCII table";
+    case BINARY_TBL: return "a binary table";
+    default: return "an unknown HDU type";
+  }
+}
+
+bool ends_with(std::string const& s, std::string const& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Bytes in memory as a read-only, seekable stream, for guard_fits_headers.
+class MemoryStreamBuf : public std::streambuf {
+ public:
+  MemoryStreamBuf(char* data, std::size_t size) { setg(data, data, data + size); }
+
+ protected:
+  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
+    off_type const base = dir == std::ios_base::beg   ? 0
+                          : dir == std::ios_base::cur ? gptr() - eback()
+                                                      : egptr() - eback();
+    off_type const to = base + off;
+    if (to < 0 || to > egptr() - eback()) return pos_type(off_type(-1));
+    setg(eback(), eback() + to, egptr());
+    return pos_type(to);
+  }
+  pos_type seekpos(pos_type pos, std::ios_base::openmode which) override {
+    return seekoff(off_type(pos), std::ios_base::beg, which);
+  }
+};
+
+// The header of the current HDU of `f` as records (the image header of a compressed image).
+FitsHeader header_of(fitsfile* f, int& status) {
+  FitsHeader h;
+  char* text = nullptr;
+  int nkeys = 0;
+  if (fits_convert_hdr2str(f, 0, nullptr, 0, &text, &nkeys, &status)) return h;
+  std::size_t const len = std::strlen(text);
+  for (std::size_t at = 0; at + 80 <= len; at += 80) {
+    std::string r(text + at, 80);
+    if (r.compare(0, 8, "END     ") == 0) break;
+    h.add_record(std::move(r));
+  }
+  int st = 0;
+  fits_free_memory(text, &st);
+  return h;
+}
+
+// CHECKSUM and DATASUM of the current HDU. CFITSIO's fits_write_chksum stamps the time into
+// their comments, so the same data would give different bytes on every run: the same values,
+// then fixed comments, then CHECKSUM computed again over the header as it stays.
+void write_checksums(fitsfile* f, int& status) {
+  fits_write_chksum(f, &status);
+  fits_modify_comment(f, "DATASUM", const_cast<char*>("data unit checksum"), &status);
+  fits_modify_comment(f, "CHECKSUM", const_cast<char*>("HDU checksum"), &status);
+  fits_modify_key_str(f, "CHECKSUM", const_cast<char*>("0000000000000000"), "&", &status);
+  unsigned long datasum = 0, hdusum = 0;
+  fits_get_chksum(f, &datasum, &hdusum, &status);
+  char ascii[17] = {0};
+  fits_encode_chksum(hdusum, 1, ascii);  // complemented: the HDU then sums to -0
+  fits_modify_key_str(f, "CHECKSUM", ascii, "&", &status);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ reading
+
+FitsReader::FitsReader(std::string path, GzipAlternative alt) : path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path_, ec)) {
+    if (alt == GzipAlternative::no) throw InputError(path_, "", "cannot open: file not found");
+    std::string const other =
+        ends_with(path_, ".gz") ? path_.substr(0, path_.size() - 3) : path_ + ".gz";
+    if (!fs::exists(other, ec))
+      throw InputError(path_, "", "cannot open: file not found (nor " + other + ")");
+    path_ = other;
+  }
+  if (!fs::is_regular_file(path_, ec))
+    throw InputError(path_, "", "cannot open: not a regular file");
+  size_ = static_cast<long long>(fs::file_size(path_, ec));
+  if (ec) throw InputError(path_, "", "cannot read its size: " + ec.message());
+  open();
+  scan();
+}
+
+void FitsReader::open() {
+  int status = 0;
+  fitsfile* raw = nullptr;
+  bool const gz = is_gzip_file(path_);
+  if (gz) {
+    memory_ = read_gzip(path_);
+    size_ = static_cast<long long>(memory_.size());
+    MemoryStreamBuf buf(memory_.data(), memory_.size());
+    std::istream in(&buf);
+    guard_fits_headers(path_, in);
+    memory_ptr_ = memory_.data();
+    memory_size_ = memory_.size();
+    // Read-only: CFITSIO never reallocates or frees the buffer.
+    fits_open_memfile(&raw, path_.c_str(), READONLY, &memory_ptr_, &memory_size_, 0, nullptr,
+                      &status);
+  } else {
+    guard_fits_headers(path_);
+    // The disk-file variant takes the name literally (no extended-filename syntax).
+    fits_open_diskfile(&raw, path_.c_str(), READONLY, &status);
+  }
+  if (status) {
+    if (raw) {
+      int s2 = 0;
+      fits_close_file(raw, &s2);
+    }
+    throw InputError(path_, "",
+                     std::string("cannot open: not a readable FITS file") +
+                         (gz ? " inside the gzip" : "") + ": " + fits_message(status));
+  }
+  f_.reset(raw);
+}
+
+// CFITSIO opens truncated files without complaint and only fails on the read, and when it
+// cannot find the header that follows a truncated data unit it reports the HDU as missing;
+// the scan of every header lets move_to say "truncated" instead.
+void FitsReader::scan() {
+  fitsfile* f = f_.get();
+  for (int i = 1;; ++i) {
+    int status = 0, type = 0;
+    if (fits_movabs_hdu(f, i, &type, &status)) {
+      fits_clear_errmsg();
+      if (i == 1) throw InputError(path_, "", "cannot open: cannot read the primary header");
+      break;
+    }
+    Hdu h;
+    h.index = i;
+    h.type = type;
+    if (auto const name = read_key_text(f, "EXTNAME"); name && name->size() >= 2) {
+      if ((*name)[0] == '\'') h.extname = upper(name->substr(1, name->rfind('\'') - 1));
+    }
+    LONGLONG headstart = 0, datastart = 0, dataend = 0;
+    fits_get_hduaddrll(f, &headstart, &datastart, &dataend, &status);
+    auto key = [&](char const* k, long long def) { return read_integer_key(f, k).value_or(def); };
+    long long const naxis = key("NAXIS", 0);
+    // The product saturates: sizes that overflow are sizes no file of ours holds.
+    long long n = naxis > 0 ? 1 : 0;
+    for (long long a = 1; a <= naxis && n > 0; ++a) {
+      long long const len = key(("NAXIS" + std::to_string(a)).c_str(), 0);
+      n = len <= 0                                          ? 0
+          : n > std::numeric_limits<long long>::max() / len ? std::numeric_limits<long long>::max()
+                                                            : n * len;
+    }
+    h.has_data = n > 0;
+    h.padded_end = dataend;
+    // CFITSIO computes the data end without overflow checks: a header whose NAXISn product
+    // does not fit below it is corrupt, reported like a truncated file.
+    long long const bytes = std::llabs(key("BITPIX", 8)) / 8;
+    if (bytes > 0 && n > (dataend - datastart) / bytes) status = BAD_NAXIS;
+    if (status) {
+      fits_clear_errmsg();
+      h.padded_end = size_ + 1;
+    }
+    hdus_.push_back(h);
+  }
+}
+
+FitsReader::Hdu const* FitsReader::find(std::string const& extname) const {
+  std::string const want = upper(extname);
+  for (auto const& h : hdus_)
+    if (h.extname == want) return &h;
+  return nullptr;
+}
+
+void FitsReader::fail(std::string const& what) const { throw InputError(path_, hdu_, what); }
+
+void FitsReader::check(int status, std::string const& doing) const {
+  if (status) fail(doing + ": " + fits_message(status));
+}
+
+void FitsReader::move_to(std::string const& extname, int type, bool primary_fallback) {
+  hdu_ = extname;
+  Hdu const* h = find(extname);
+  Hdu const& primary = hdus_.front();
+  if (!h && primary_fallback && primary.extname.empty() && primary.has_data) h = &primary;
+  if (!h) {
+    std::string what = "HDU not found: missing from the file";
+    if (size_ > hdus_.back().padded_end)
+      what += " (which has " + std::to_string(size_ - hdus_.back().padded_end) +
+              " bytes after its last complete HDU: truncated or corrupt?)";
+    fail(what);
+  }
+  if (type != ANY_HDU && h->type != type)
+    fail(std::string("expected ") + hdu_type_name(type) + ", found " + hdu_type_name(h->type));
+  // CFITSIO reads whole 2880-byte blocks, so even a missing final padding makes the data
+  // unreadable: call that truncated too. Checked before anything is allocated from the
+  // header's sizes: a few corrupt header bytes can ask for gigabytes.
+  if (h->padded_end > size_)
+    fail("the file is truncated: the data of this HDU end at byte " +
+         std::to_string(h->padded_end) + " but the file has only " + std::to_string(size_) +
+         " bytes");
+  int status = 0, t = 0;
+  check(fits_movabs_hdu(f_.get(), h->index, &t, &status), "cannot move to the HDU");
+}
+
+void FitsReader::move_to_primary() {
+  Hdu const& h = hdus_.front();
+  hdu_ = h.extname.empty() ? "PRIMARY" : h.extname;
+  int status = 0, t = 0;
+  check(fits_movabs_hdu(f_.get(), 1, &t, &status), "cannot read the primary HDU");
+}
+
+std::optional<std::string> FitsReader::key_string(char const* key) const {
+  auto const text = read_key_text(f_.get(), key);
+  if (!text) return std::nullopt;
+  if (text->empty() || (*text)[0] != '\'')
+    fail(std::string("keyword ") + key + " = " + *text + " is not a string");
+  int status = 0;
+  char* value = nullptr;
+  fits_read_key_longstr(f_.get(), key, &value, nullptr, &status);
+  check(status, std::string("cannot read keyword ") + key);
+  std::string s = value;
+  fits_free_memory(value, &status);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::optional<std::string> FitsReader::key_value(char const* key) const {
+  auto const text = read_key_text(f_.get(), key);
+  if (!text || text->empty() || (*text)[0] != '\'') return text;
+  return key_string(key);
+}
+
+std::optional<double> FitsReader::key_double(char const* key) const {
+  auto const text = read_key_text(f_.get(), key);
+  if (!text) return std::nullopt;
+  auto const v = parse_real(*text);
+  if (!v) fail(std::string("keyword ") + key + " = " + *text + " is not a finite number");
+  return v;
+}
+
+std::optional<long long> FitsReader::key_integer(char const* key) const {
+  auto const text = read_key_text(f_.get(), key);
+  if (!text) return std::nullopt;
+  if (auto const v = parse_integer(*text)) return v;
+  // A real with an integer value (4114.0) is one too.
+  auto const v = parse_real(*text);
+  if (!v || *v != std::floor(*v) || std::fabs(*v) > 9.0e15)
+    fail(std::string("keyword ") + key + " = " + *text + " is not an integer");
+  return static_cast<long long>(*v);
+}
+
+double FitsReader::need_double(char const* key) const {
+  auto const v = key_double(key);
+  if (!v) fail(std::string("keyword ") + key + " is missing");
+  return *v;
+}
+
+long long FitsReader::need_integer(char const* key) const {
+  auto const v = key_integer(key);
+  if (!v) fail(std::string("keyword ") + key + " is missing");
+  return *v;
+}
+
+FitsHeader FitsReader::header() const {
+  int status = 0;
+  FitsHeader h = header_of(f_.get(), status);
+  check(status, "cannot read the header");
+  return h;
+}
+
+std::vector<long> FitsReader::image_shape() const {
+  int status = 0, type = 0;
+  check(fits_get_hdu_type(f_.get(), &type, &status), "cannot read the HDU type");
+  if (type != IMAGE_HDU) fail(std::string("expected an image, found ") + hdu_type_name(type));
+  int naxis = 0;
+  check(fits_get_img_dim(f_.get(), &naxis, &status), "cannot read the image dimensions");
+  std::vector<long> ax(naxis > 0 ? std::size_t(naxis) : 0);
+  if (naxis > 0) fits_get_img_size(f_.get(), naxis, ax.data(), &status);
+  check(status, "cannot read the image size");
+  return ax;
+}
+
+void FitsReader::verify_datasum() const {
+  if (!read_key_text(f_.get(), "DATASUM")) return;
+  int status = 0, data_ok = 0, hdu_ok = 0;
+  check(fits_verify_chksum(f_.get(), &data_ok, &hdu_ok, &status), "cannot verify DATASUM");
+  if (data_ok == -1) fail("the data do not match their DATASUM: the file is corrupt");
+}
+
+int FitsReader::equiv_bitpix() const {
+  int status = 0, bitpix = 0;
+  check(fits_get_img_equivtype(f_.get(), &bitpix, &status), "cannot read BITPIX");
+  return bitpix;
+}
+
+FitsTable FitsReader::table() const {
+  MemoryFits m;
+  int status = 0;
+  fits_copy_hdu(f_.get(), m.get(), 0, &status);
+  return m.finish(path_, hdu_, status);
+}
+
+// ------------------------------------------------------------------ writing
+
+FitsWriter::FitsWriter(std::string path)
+    : path_(std::move(path)), gzip_(ends_with(path_, ".gz")), out_(path_) {
+  int status = 0;
+  if (gzip_) {
+    // In memory until commit(), which creates the temporary and gzips into it.
+    fitsfile* raw = nullptr;
+    fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, std::realloc, &status);
+    f_.reset(raw);
+  } else {
+    f_ = create_fits(out_, status);
+  }
+  check(status, "", "create the file");
+}
+
+FitsWriter::~FitsWriter() {
+  if (f_) {
+    int status = 0;
+    fits_close_file(f_.release(), &status);
+  }
+  std::free(memory_);
+}
+
+void FitsWriter::check(int status, std::string const& hdu, std::string const& doing) const {
+  if (status) throw InputError(path_, hdu, "cannot " + doing + ": " + fits_message(status));
+}
+
+void FitsWriter::records(FitsHeader const& header, char const* hdu) {
+  int status = 0;
+  for (auto const& r : header.records()) fits_write_record(f_.get(), r.c_str(), &status);
+  check(status, hdu, "write the header");
+}
+
+void FitsWriter::table(FitsTable const& t) {
+  void* ptr = nullptr;
+  std::size_t size = 0;
+  FitsPtr in = open_table(t, ptr, size);
+  int status = 0;
+  fits_copy_hdu(in.get(), f_.get(), 0, &status);
+  check(status, t.extname, "copy the table from " + t.file);
+}
+
+void FitsWriter::commit() {
+  int status = 0, nhdu = 0;
+  fitsfile* f = f_.get();
+  fits_get_num_hdus(f, &nhdu, &status);
+  // Last HDU first: a checksum that needs a new header block then moves no data written
+  // after it (the others have room, or move only what follows them).
+  for (int i = nhdu; i >= 1 && status == 0; --i) {
+    int type = 0;
+    fits_movabs_hdu(f, i, &type, &status);
+    write_checksums(f, status);
+  }
+  check(status, "", "write the checksums");
+  fits_close_file(f_.release(), &status);
+  check(status, "", "finish writing");
+  if (gzip_) {
+    int fd = -1;
+    out_.create([&](char const* temp) { fd = ::open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666); });
+    if (fd < 0) throw InputError(path_, "", std::string("cannot create: ") + std::strerror(errno));
+    std::string const err = write_gzip(fd, memory_, memory_size_);
+    if (!err.empty()) throw InputError(path_, "", "cannot write the gzip stream: " + err);
+    std::free(memory_);
+    memory_ = nullptr;
+  }
+  out_.commit();
+}
+
+// ------------------------------------------------------------------ tables
+
+MemoryFits::MemoryFits() {
+  int status = 0;
+  fitsfile* raw = nullptr;
+  fits_create_memfile(&raw, &ptr_, &size_, 2880, std::realloc, &status);
+  f_.reset(raw);
+  if (status == 0) fits_create_img(raw, BYTE_IMG, 0, nullptr, &status);
+  if (status) throw Error("cannot make a FITS file in memory: " + fits_message(status));
+}
+
+MemoryFits::~MemoryFits() {
+  if (f_) {
+    int status = 0;
+    fits_close_file(f_.release(), &status);
+  }
+  std::free(ptr_);
+}
+
+FitsTable MemoryFits::finish(std::string const& file, std::string const& extname, int status) {
+  FitsTable t;
+  t.file = file;
+  t.extname = extname;
+  fits_get_num_rowsll(f_.get(), &t.nrows, &status);
+  if (status == 0) t.header = header_of(f_.get(), status);
+  fits_close_file(f_.release(), &status);
+  if (status) throw InputError(file, extname, "cannot copy the table: " + fits_message(status));
+  t.bytes.assign(static_cast<char*>(ptr_), static_cast<char*>(ptr_) + size_);
+  return t;
+}
+
+FitsPtr open_table(FitsTable const& t, void*& ptr, std::size_t& size) {
+  ptr = const_cast<char*>(t.bytes.data());  // read-only: CFITSIO never writes to it
+  size = t.bytes.size();
+  fitsfile* raw = nullptr;
+  int status = 0, type = 0;
+  fits_open_memfile(&raw, t.file.c_str(), READONLY, &ptr, &size, 0, nullptr, &status);
+  FitsPtr f(raw);
+  if (status == 0) fits_movabs_hdu(raw, 2, &type, &status);
+  if (status)
+    throw InputError(t.file, t.extname, "cannot reopen the table: " + fits_message(status));
+  return f;
+}
+
+FitsTable table_rows(FitsTable const& t, long long first, long long count) {
+  if (first < 0 || count < 0 || first > t.nrows - count)
+    throw InputError(t.file, t.extname,
+                     "has " + std::to_string(t.nrows) + " rows, but rows " + std::to_string(first) +
+                         " .. " + std::to_string(first + count - 1) + " are needed");
+  void* in_ptr = nullptr;
+  std::size_t in_size = 0;
+  FitsPtr in = open_table(t, in_ptr, in_size);
+  MemoryFits m;
+  int status = 0;
+  fits_copy_hdu(in.get(), m.get(), 0, &status);
+  long long const after = t.nrows - first - count;
+  if (after > 0) fits_delete_rows(m.get(), first + count + 1, after, &status);
+  if (first > 0) fits_delete_rows(m.get(), 1, first, &status);
+  return m.finish(t.file, t.extname, status);
+}
+
+std::optional<std::vector<long long>> integer_column(FitsTable const& t, std::string const& name) {
+  void* ptr = nullptr;
+  std::size_t size = 0;
+  FitsPtr f = open_table(t, ptr, size);
+  int status = 0, col = 0;
+  fits_get_colnum(f.get(), CASEINSEN, const_cast<char*>(name.c_str()), &col, &status);
+  if (status == COL_NOT_FOUND) {
+    fits_clear_errmsg();
+    return std::nullopt;
+  }
+  int type = 0;
+  long repeat = 0, width = 0;
+  fits_get_coltype(f.get(), col, &type, &repeat, &width, &status);
+  if (status) throw InputError(t.file, t.extname, "column " + name + ": " + fits_message(status));
+  bool const integer = type == TBYTE || type == TSBYTE || type == TSHORT || type == TUSHORT ||
+                       type == TINT || type == TUINT || type == TLONG || type == TULONG ||
+                       type == TLONGLONG;
+  if (!integer || repeat != 1)
+    throw InputError(t.file, t.extname,
+                     "column " + name + " is not an integer column of one value per row");
+  std::vector<long long> v(static_cast<std::size_t>(t.nrows));
+  int anynul = 0;
+  if (t.nrows > 0)
+    fits_read_col(f.get(), TLONGLONG, col, 1, 1, t.nrows, nullptr, v.data(), &anynul, &status);
+  if (status)
+    throw InputError(t.file, t.extname, "cannot read column " + name + ": " + fits_message(status));
+  return v;
+}
+
+FitsTable integer_table(std::string const& extname, std::string const& name,
+                        std::vector<long long> const& values) {
+  MemoryFits m;
+  int status = 0;
+  char const* ttype[] = {name.c_str()};
+  char const* tform[] = {"J"};
+  fits_create_tbl(m.get(), BINARY_TBL, 0, 1, const_cast<char**>(ttype), const_cast<char**>(tform),
+                  nullptr, const_cast<char*>(extname.c_str()), &status);
+  if (!values.empty())
+    fits_write_col(m.get(), TLONGLONG, 1, 1, 1, static_cast<LONGLONG>(values.size()),
+                   const_cast<long long*>(values.data()), &status);
+  return m.finish("", extname, status);
+}
+
+}  // namespace kspecter::io

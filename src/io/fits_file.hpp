@@ -1,0 +1,206 @@
+// The one FITS reader and the one FITS writer every format of io/ goes through (preproc
+// images, PSFs, frames, model images, tables): how a file is opened (the name taken
+// literally, its headers guarded, gzip decompressed in memory), how an HDU is found (by
+// EXTNAME, checked to lie inside the file before anything is allocated from its header), how
+// keywords are read (typed, trimmed, a wrong type an error), and how an output is written
+// (under a temporary name, checksums in every HDU, gzip when the name ends in .gz, renamed
+// into place). Every failure is an InputError naming the file, the HDU and the problem.
+#pragma once
+
+#include "atomic_output.hpp"
+#include "fits_support.hpp"
+
+#include <kspecter/io/fits_header.hpp>
+#include <kspecter/io/fits_table.hpp>
+
+#include <fitsio.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kspecter::io {
+
+/// How FitsReader finds a file.
+enum class GzipAlternative {
+  no,   // the name as given
+  yes,  // desispec's checkgzip: when the name does not exist, the same name with ".gz"
+        // added or removed
+};
+
+/// A FITS file open for reading, plain or gzip-compressed.
+class FitsReader {
+ public:
+  /// Opens `path`: throws InputError (no HDU named) when it does not exist, is not a regular
+  /// file, is a corrupt gzip or is not FITS; guard_fits_headers refuses headers CFITSIO
+  /// cannot parse safely. Then every HDU's header is scanned, so that a truncated file is
+  /// reported as such rather than as a missing HDU.
+  explicit FitsReader(std::string path, GzipAlternative alt = GzipAlternative::no);
+  FitsReader(FitsReader const&) = delete;
+  FitsReader& operator=(FitsReader const&) = delete;
+
+  std::string const& path() const { return path_; }
+  fitsfile* get() const { return f_.get(); }
+  bool gzipped() const { return !memory_.empty(); }
+  /// Bytes of the FITS file (decompressed, for a gzip file).
+  long long size() const { return size_; }
+
+  /// True when an HDU has this EXTNAME (case-insensitive).
+  bool has(std::string const& extname) const { return find(extname) != nullptr; }
+  /// Makes HDU `extname` current and the HDU that errors name. With `primary_fallback`, an
+  /// unnamed primary HDU with data stands for it. Throws InputError when it is missing, is not
+  /// of `type` (IMAGE_HDU, BINARY_TBL; ANY_HDU for any), or its data end beyond the file.
+  void move_to(std::string const& extname, int type = ANY_HDU, bool primary_fallback = false);
+  /// Makes the primary HDU current ("PRIMARY" in messages, unless it has an EXTNAME).
+  void move_to_primary();
+  /// The HDU errors name.
+  std::string const& hdu() const { return hdu_; }
+
+  [[noreturn]] void fail(std::string const& what) const;
+  /// fail(doing + ": " + CFITSIO's words) when `status` is not 0.
+  void check(int status, std::string const& doing) const;
+
+  // ---- keywords of the current HDU (nullopt: absent; a wrong type fails naming the key)
+  std::optional<std::string> key_string(char const* key) const;  // trailing blanks dropped
+  std::optional<double> key_double(char const* key) const;       // finite
+  std::optional<std::string> key_value(char const* key) const;   // a string's text, or the
+                                                                 // value as written
+  std::optional<long long> key_integer(char const* key) const;
+  double need_double(char const* key) const;  // missing: "keyword KEY is missing"
+  long long need_integer(char const* key) const;
+  /// The current HDU's header records (for a tile-compressed image, the image's own header),
+  /// structural keywords left out (FitsHeader).
+  FitsHeader header() const;
+
+  // ---- images
+  /// Axis lengths of the current HDU, fastest first; fails unless it is an image.
+  std::vector<long> image_shape() const;
+  /// BITPIX of the values as stored once BZERO/BSCALE are applied (fits_get_img_equivtype).
+  int equiv_bitpix() const;
+  /// Fails when the current HDU has a DATASUM its data do not match (corrupt bytes, e.g. in
+  /// compressed tiles that still decode); nothing to check without one.
+  void verify_datasum() const;
+  /// Reads the `n` values of the current image as `datatype` (a CFITSIO type code matching
+  /// T) in blocks, handing each to `put(index, value)`.
+  template <class T, class Put>
+  void read_pixels(int datatype, long long n, Put put) const;
+
+  // ---- tables
+  /// The current HDU (a binary table) as a FitsTable.
+  FitsTable table() const;
+
+ private:
+  struct Hdu {
+    int index = 0;        // 1-based, as fits_movabs_hdu counts
+    std::string extname;  // upper case, "" when absent
+    int type = IMAGE_HDU;
+    bool has_data = false;     // NAXIS > 0 and every axis > 0
+    long long padded_end = 0;  // byte just past its data, padded to a 2880-byte block
+  };
+  Hdu const* find(std::string const& extname) const;
+  void open();
+  void scan();
+
+  std::string path_, hdu_;
+  long long size_ = 0;
+  std::vector<char> memory_;  // the decompressed bytes of a gzip file
+  void* memory_ptr_ = nullptr;
+  std::size_t memory_size_ = 0;
+  FitsPtr f_;
+  std::vector<Hdu> hdus_;
+};
+
+/// A FITS file being written: under a temporary name next to `path`, in memory when the
+/// name ends in ".gz" (gzip-compressed at commit()), renamed over `path` by commit(). Until
+/// then `path` keeps its previous content; a writer destroyed without commit() leaves none.
+class FitsWriter {
+ public:
+  explicit FitsWriter(std::string path);
+  FitsWriter(FitsWriter const&) = delete;
+  FitsWriter& operator=(FitsWriter const&) = delete;
+  ~FitsWriter();
+
+  std::string const& path() const { return path_; }
+  fitsfile* get() const { return f_.get(); }
+
+  /// Throws InputError(path, hdu, "cannot " + doing + ": " + CFITSIO's words) when
+  /// `status` is not 0.
+  void check(int status, std::string const& hdu, std::string const& doing) const;
+
+  /// Appends an image HDU (the primary one first) named `extname`, with BUNIT when given.
+  template <class T>
+  void image(char const* extname, int bitpix, int datatype, std::vector<long> naxes, T const* data,
+             char const* bunit = nullptr);
+  /// Writes `header`'s records into the current HDU (`hdu` names it in errors).
+  void records(FitsHeader const& header, char const* hdu);
+  /// Appends `table` as it is (its header and rows).
+  void table(FitsTable const& table);
+  /// Writes CHECKSUM and DATASUM in every HDU, closes the file (gzip-compressing it when
+  /// asked) and renames it over `path`.
+  void commit();
+
+ private:
+  std::string path_;
+  bool gzip_ = false;
+  AtomicOutput out_;
+  void* memory_ = nullptr;  // the FITS bytes of a .gz output, grown by CFITSIO (realloc)
+  std::size_t memory_size_ = 0;
+  FitsPtr f_;
+};
+
+/// A FITS file built in memory, an empty primary HDU first (tables carried as FitsTable).
+class MemoryFits {
+ public:
+  MemoryFits();  // throws Error when CFITSIO cannot
+  ~MemoryFits();
+  MemoryFits(MemoryFits const&) = delete;
+  MemoryFits& operator=(MemoryFits const&) = delete;
+  fitsfile* get() const { return f_.get(); }
+  /// Its current HDU (a binary table) as a FitsTable from `file`: closes the file and takes
+  /// its bytes. Throws InputError(file, extname) when `status` or CFITSIO reports a failure.
+  FitsTable finish(std::string const& file, std::string const& extname, int status);
+
+ private:
+  void* ptr_ = nullptr;  // grown by CFITSIO (realloc)
+  std::size_t size_ = 0;
+  FitsPtr f_;
+};
+
+/// Opens `table`'s bytes read-only with its table HDU current (for the io code that reads
+/// or slices it).
+FitsPtr open_table(FitsTable const& table, void*& ptr, std::size_t& size);
+
+// ------------------------------------------------------------------ templates
+
+template <class T, class Put>
+void FitsReader::read_pixels(int datatype, long long n, Put put) const {
+  constexpr long long block = 1 << 20;
+  std::vector<T> buf(static_cast<std::size_t>(std::min(n, block)));
+  for (long long first = 0; first < n; first += block) {
+    long long const m = std::min(block, n - first);
+    int status = 0, anynul = 0;
+    fits_read_img(f_.get(), datatype, first + 1, m, nullptr, buf.data(), &anynul, &status);
+    check(status,
+          "cannot read pixels " + std::to_string(first) + ".." + std::to_string(first + m - 1));
+    for (long long i = 0; i < m; ++i) put(first + i, buf[static_cast<std::size_t>(i)]);
+  }
+}
+
+template <class T>
+void FitsWriter::image(char const* extname, int bitpix, int datatype, std::vector<long> naxes,
+                       T const* data, char const* bunit) {
+  int status = 0;
+  fits_create_img(f_.get(), bitpix, static_cast<int>(naxes.size()), naxes.data(), &status);
+  fits_update_key(f_.get(), TSTRING, "EXTNAME", const_cast<char*>(extname), nullptr, &status);
+  if (bunit)
+    fits_update_key(f_.get(), TSTRING, "BUNIT", const_cast<char*>(bunit), nullptr, &status);
+  long long n = naxes.empty() ? 0 : 1;
+  for (long a : naxes) n *= a;
+  if (n > 0) fits_write_img(f_.get(), datatype, 1, n, const_cast<T*>(data), &status);
+  check(status, extname, "write the image");
+}
+
+}  // namespace kspecter::io
