@@ -9,9 +9,9 @@
 # is not this machine's (Debian's 3.11, numpy 1.24), and an extension module is built for one
 # interpreter. The device has nvcc, CMake, ninja and pybind11 but no Kokkos, CFITSIO or ERFA.
 #
-# stage (here): copies into .gpu-python/ (ignored by git; about 5 MiB) the CUDA Kokkos install of
+# stage (here): copies into .gpu-python/ (ignored by git; about 8 MiB) the CUDA Kokkos install of
 #   cmake/bootstrap-deps.sh --backend cuda (made if missing; the one `perf/gpu_run.sh prepare`
-#   uses), CFITSIO's and ERFA's headers and shared libraries, and the libraries those need
+#   uses), CFITSIO's, ERFA's and zlib's headers and shared libraries, and the libraries those need
 #   beyond glibc (used there only where the device has none).
 # run (there): configures and builds the targets _kspecter and kspecter_cli with nvcc_wrapper,
 #   the device's python3 and pybind11 (MPI and HDF5 off: not needed here), in build-device-py/
@@ -40,14 +40,18 @@ do_stage() {
   (cd "$prefix" && tar cf - bin include lib) | xz -T0 -6 > "$stage/kokkos.tar.xz"
   echo "$prefix" > "$stage/kokkos-prefix.txt"
   local h
-  for h in fitsio.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h; do
+  for h in fitsio.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h zlib.h zconf.h; do
     cp -L "/usr/include/$h" "$stage/include/"
   done
   local multiarch; multiarch="$(gcc -print-multiarch)"
   local libdir="/usr/lib/$multiarch" name path
+  # Plain files under their run-time names (sonames); the link-time names are made there.
   for name in libcfitsio.so liberfa.so; do
-    cp -P "$libdir/$name"* "$stage/lib/"
+    cp -L "$libdir/$(objdump -p "$libdir/$name" | awk '/SONAME/ {print $2}')" "$stage/lib/"
   done
+  # zlib: the device has libz.so.1 (used at run time); only the name to link with travels.
+  mkdir -p "$stage/link"
+  cp -L "$libdir/libz.so" "$stage/link/libz.so"
   # What CFITSIO needs (curl, TLS, compression): carried, used only where the device lacks it.
   local skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libutil\.|libgcc_s\.|libstdc\+\+\.)'
   ldd "$libdir/libcfitsio.so" "$libdir/liberfa.so" | awk '/=> \// {print $1, $3}' | sort -u |
@@ -80,7 +84,11 @@ do_run() {
   fi
   # Carried libraries only for what the device cannot resolve itself.
   mkdir -p "$kokkos/lib-use"
-  cp -P "$stage/lib/"* "$kokkos/lib-use/" 2>/dev/null
+  local so
+  for so in "$stage/lib/"*; do
+    cp "$so" "$kokkos/lib-use/"
+    ln -sfn "$(basename "$so")" "$kokkos/lib-use/$(basename "$so" | sed 's/\.so\..*/.so/')"
+  done
   local i m added
   for i in 1 2 3 4; do
     added=0
@@ -112,7 +120,8 @@ do_run() {
         -DKSPECTER_ENABLE_TESTS=OFF -DKSPECTER_ENABLE_BENCHMARKS=OFF \
         -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
         -DCFITSIO_INCLUDE_DIR="$stage/include" -DCFITSIO_LIBRARY="$kokkos/lib-use/libcfitsio.so" \
-        -DERFA_INCLUDE_DIR="$stage/include" -DERFA_LIBRARY="$kokkos/lib-use/liberfa.so"
+        -DERFA_INCLUDE_DIR="$stage/include" -DERFA_LIBRARY="$kokkos/lib-use/liberfa.so" \
+        -DZLIB_INCLUDE_DIR="$stage/include" -DZLIB_LIBRARY="$stage/link/libz.so"
     fi &&
     timeout --kill-after=10 $((520 - (SECONDS - t0))) cmake --build "$b" -j "$(nproc)" --target _kspecter kspecter_cli
   } > "$out/python-build.log" 2>&1
