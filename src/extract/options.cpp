@@ -35,6 +35,8 @@ void ExtractOptions::validate(int nfiber) const {
   require(std::isfinite(wmin) && std::isfinite(wmax) && std::isfinite(dw),
           "wavelength grid wmin, wmax, dw must be finite");
   require(dw > 0, "wavelength step dw must be > 0, got " + std::to_string(dw));
+  require(range_margin >= 0 && range_margin <= dw * max_bins,
+          "range_margin must be >= 0 and finite, got " + std::to_string(range_margin));
   require(wmax >= wmin,
           "wmax (" + std::to_string(wmax) + ") must be >= wmin (" + std::to_string(wmin) + ")");
   double const nbins = grid_count(wmin, wmax, dw);
@@ -75,7 +77,7 @@ void ExtractOptions::validate(int nfiber) const {
 
 void ExtractOptions::validate_range(double wavemin, double wavemax) const {
   std::vector<double> const w = wavelengths();
-  double const tol = 1e-6 * dw;
+  double const tol = range_margin + 1e-6 * dw;
   if (w.empty() || w.front() < wavemin - tol || w.back() > wavemax + tol) {
     char m[200];
     std::snprintf(m, sizeof m,

@@ -20,12 +20,6 @@ namespace kspecter::io {
 
 namespace {
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 char const* hdu_type_name(int type) {
   switch (type) {
     case IMAGE_HDU: return "an image";
@@ -162,7 +156,7 @@ void FitsReader::scan() {
     h.index = i;
     h.type = type;
     if (auto const name = read_key_text(f, "EXTNAME"); name && name->size() >= 2) {
-      if ((*name)[0] == '\'') h.extname = upper(name->substr(1, name->rfind('\'') - 1));
+      if ((*name)[0] == '\'') h.extname = upper_trimmed(name->substr(1, name->rfind('\'') - 1));
     }
     LONGLONG headstart = 0, datastart = 0, dataend = 0;
     fits_get_hduaddrll(f, &headstart, &datastart, &dataend, &status);
@@ -191,7 +185,7 @@ void FitsReader::scan() {
 }
 
 FitsReader::Hdu const* FitsReader::find(std::string const& extname) const {
-  std::string const want = upper(extname);
+  std::string const want = upper_trimmed(extname);
   for (auto const& h : hdus_)
     if (h.extname == want) return &h;
   return nullptr;

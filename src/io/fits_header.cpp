@@ -19,12 +19,6 @@ namespace {
 
 constexpr std::size_t record_size = 80;
 
-std::string upper_trimmed(std::string s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string record_key(std::string const& r) { return upper_trimmed(r.substr(0, 8)); }
 
 bool has_value(std::string const& r) { return r.size() >= 10 && r.compare(8, 2, "= ") == 0; }

@@ -2,6 +2,7 @@
 
 #include "atomic_output.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -61,6 +62,12 @@ std::optional<double> parse_real(std::string_view v) {
 std::optional<long long> read_integer_key(fitsfile* f, char const* key) {
   auto const text = read_key_text(f, key);
   return text ? parse_integer(*text) : std::nullopt;
+}
+
+std::string upper_trimmed(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace kspecter::io

@@ -39,6 +39,9 @@ std::optional<std::string> read_key_text(fitsfile* f, char const* key);
 /// parsed with this, not by CFITSIO: CFITSIO 4.2's own conversion (ffc2j, behind every
 /// fits_read_key of an integer type) overruns its message buffer on a long value that is not
 /// an integer.
+/// `s` in upper case without trailing blanks: a keyword or EXTNAME as FITS compares them.
+std::string upper_trimmed(std::string s);
+
 std::optional<long long> parse_integer(std::string_view text);
 
 /// `text` (a header value) as a finite real number (a D exponent allowed, as FITS does),

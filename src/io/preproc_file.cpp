@@ -15,12 +15,6 @@ namespace kspecter::io {
 
 namespace {
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 // The current image's axes, which must be 2-D and, when nx >= 0, nx x ny.
 std::vector<long> shape_2d(FitsReader const& in, int nx, int ny) {
   auto const ax = in.image_shape();
@@ -231,7 +225,8 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
     int anynul = 0;
     fits_read_col(f, TSTRING, col, 1, 1, t.nspec, nullptr, ptr.data(), &anynul, &status);
     in.check(status, "cannot read OBJTYPE");
-    for (int i = 0; i < t.nspec; ++i) t.objtype.push_back(upper(buf[std::size_t(i)].data()));
+    for (int i = 0; i < t.nspec; ++i)
+      t.objtype.push_back(upper_trimmed(buf[std::size_t(i)].data()));
   }
   int fcol = 0;
   status = 0;

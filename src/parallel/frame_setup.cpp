@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 
 namespace kspecter::parallel::detail {
@@ -65,9 +66,24 @@ double barycentric_factor(io::PreprocImage const& img, io::FitsTable const* fibe
   }
 }
 
+void check_range(JobFrame const& f, psf::GaussHermitePsf const& psf,
+                 extract::ExtractOptions const& opt) {
+  try {
+    opt.validate_range(psf.wavemin(), psf.wavemax());
+  } catch (ParameterError const& e) {
+    if (f.memory) throw;
+    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
+  }
+}
+
 // Divides the grid by the barycentric factor (desispec's corrected_wavelength): the spectra
-// are extracted there and written on the grid asked for.
+// are extracted there and written on the grid asked for. A grid that fits the PSF may leave
+// it by the shift (at most ~0.8 A at 7600 A): desispec extrapolates the PSF there, and so
+// does kspecter.
 void correct_grid(extract::ExtractOptions& opt, double factor, std::size_t nwave) {
+  double const shift =
+      std::max(std::abs(opt.wmin - opt.wmin / factor), std::abs(opt.wmax - opt.wmax / factor));
+  opt.range_margin += shift;
   opt.wmin /= factor;
   opt.wmax /= factor;
   opt.dw /= factor;
@@ -85,14 +101,13 @@ FrameSetup plan_frame(JobFrame const& f, DesiOptions const& desi, extract::Extra
   if (img && psf_keywords) check_camera(f, *psf_keywords, *img);
   choose_grid(f, desi, psf, opt);
   opt.validate(psf.nfiber);
-  bool const from_psf = f.grid.empty() && desi.psf_grid;
-  try {
-    // The PSF's own range at 0.8 A may end up to half a step beyond WAVEMAX (numpy.arange).
-    opt.validate_range(psf.wavemin(), psf.wavemax() + (from_psf ? 0.5 * opt.dw : 0.0));
-  } catch (ParameterError const& e) {
-    if (f.memory) throw;
-    throw InputError(f.psf, "", e.what());  // name the PSF whose range it is
-  }
+  // The PSF's own range at 0.8 A may end up to half a step beyond the table's WAVEMAX
+  // (numpy.arange), and the table's range may exceed the traces' (the r0 PSF of exposure
+  // 67784: PSF to 7827 A, XTRACE and YTRACE to 7826 A): desispec extrapolates there.
+  if (f.grid.empty() && desi.psf_grid)
+    opt.range_margin =
+        0.5 * opt.dw + std::max({0.0, psf.wavemin() - opt.wmin, opt.wmax - psf.wavemax()});
+  check_range(f, psf, opt);
   FrameSetup s;
   s.wavelength = opt.wavelengths();
   s.scores = desi.scores;

@@ -258,6 +258,33 @@ TEST_F(DesiCli, barycentric_correction_extracts_on_the_corrected_grid) {
   // Not what the uncorrected grid gives.
   ASSERT_EQ(run(extract(out("bary_none.fits"), "-w 6020,6100,0.8 -n 10")).status, 0);
   EXPECT_NE(io::read_frame(out("bary_none.fits")).flux, fr.flux);
+  // The PSF's whole range (-w omitted), shifted by the factor, leaves the PSF by a fraction
+  // of a bin: extracted all the same (desispec extrapolates the PSF there).
+  r = run(extract(out("bary_psf_grid.fits"), "-n 10 --barycentric-correction"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(io::read_frame(out("bary_psf_grid.fits")).nwave, 251);
+}
+
+TEST_F(DesiCli, psf_table_range_beyond_its_traces_is_the_default_grid) {
+  // The r0 PSF of exposure 67784: the PSF table to 7827 A, XTRACE and YTRACE to 7826 A.
+  // desispec's default grid is the table's, and the traces are extrapolated to its end.
+  std::string const wide = out("psf_wide.fits");
+  std::filesystem::copy_file(psf(), wide);
+  fitsfile* f = nullptr;
+  int st = 0;
+  double wavemax = 6201.0;
+  fits_open_diskfile(&f, wide.c_str(), READWRITE, &st);
+  fits_movnam_hdu(f, BINARY_TBL, const_cast<char*>("PSF"), 0, &st);
+  fits_update_key(f, TDOUBLE, "WAVEMAX", &wavemax, nullptr, &st);
+  fits_close_file(f, &st);
+  ASSERT_EQ(st, 0);
+  auto const r = run("extract -i " + image() + " -p " + wide + " -o " + out("wide.fits") +
+                     " -n 10 --bundlesize 10 --nsubbundles 2 --no-truth");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto const fr = io::read_frame(out("wide.fits"));
+  ASSERT_EQ(fr.nwave, 252);  // arange(6000, 6201 + 0.4, 0.8)
+  EXPECT_NEAR(fr.wavelength.back(), 6200.8, 1e-9);
+  EXPECT_EQ(fr.header.get_number("WAVEMAX", "", ""), 6201.0);
 }
 
 TEST_F(DesiCli, image_and_psf_of_different_cameras_are_refused) {

@@ -1,8 +1,11 @@
-// libFuzzer target: io::read_preproc and io::read_truth on arbitrary bytes. Refusals are
+// libFuzzer target: io::read_preproc (plain or gzipped FITS, MASK plain or tile-compressed)
+// and io::read_truth on arbitrary bytes, with the header keywords and FIBERMAP column
+// desi_extract_spectra reads. Refusals are
 // InputErrors naming the file; an accepted file must keep the promises of preproc_file.hpp
 // (sizes, no non-finite number reaching an extraction, truth on an increasing grid).
 #include "fuzz_support.hpp"
 
+#include <kspecter/io/fits_table.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
 #include <cmath>
@@ -41,7 +44,16 @@ void check(io::TruthSpectra const& t) {
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   std::string const& path = fuzz::write_input("preproc", data, size);
-  fuzz::read_or_refuse(path, [&] { check(io::read_preproc(path)); });
+  fuzz::read_or_refuse(path, [&] {
+    io::PreprocImage const img = io::read_preproc(path);
+    check(img);
+    // What desi_extract_spectra reads of it besides pixels: the barycentric correction's
+    // keywords (of any type the header holds) and the FIBERMAP's fiber numbers.
+    for (char const* key : {"TARGTRA", "TARGTDEC", "MJD-OBS", "EXPTIME"})
+      img.header.get_number(key, path, "IMAGE");
+    img.header.get_string("CAMERA", path, "IMAGE");
+    if (img.fibermap) io::integer_column(*img.fibermap, "FIBER");
+  });
   fuzz::read_or_refuse(path, [&] {
     if (auto t = io::read_truth(path)) check(*t);
   });

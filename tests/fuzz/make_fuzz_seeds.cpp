@@ -84,6 +84,16 @@ void preproc_seeds(std::string const& dir) {
   t.objtype = {"SKY", "TGT"};
   t.fibermin = 500;
   io::write_preproc(dir + "/truth.fits", small_image(5, 2), &t);
+  // As the DESI pipeline writes it: the whole file gzipped, MASK tile-compressed, the
+  // exposure's keywords, a FIBERMAP.
+  io::PreprocImage desi = small_image(5, 2);
+  desi.header.set_string("CAMERA", "r0");
+  desi.header.set_integer("EXPID", 67784);
+  desi.header.set_number("EXPTIME", 900.0);
+  desi.header.set_number("MJD-OBS", 59198.4452);
+  desi.header.set_number("TARGTRA", 150.1);
+  desi.header.set_number("TARGTDEC", 2.2);
+  io::write_preproc(dir + "/desi.fits.gz", desi, &t);
   preproc_other_layouts(dir + "/layouts.fits");
 }
 

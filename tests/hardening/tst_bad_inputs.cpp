@@ -19,6 +19,7 @@
 #include <kspecter/io/psf_file.hpp>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -240,6 +241,73 @@ TEST_F(BadInputs, truncated_files_are_refused) {
   expect_refused_input(path("text.fits"), in.psf, path("text.fits"), "", {"not a readable FITS"});
   std::ofstream(path("empty.fits")).close();
   expect_refused_input(in.image, path("empty.fits"), path("empty.fits"), "", {"cannot open"});
+}
+
+// The paths of a preproc file as desispec writes it: the whole file gzipped, MASK
+// tile-compressed, a FIBERMAP, the exposure's keywords.
+TEST_F(BadInputs, desi_layout_corruptions) {
+  // Corrupted compressed tiles: bytes in the middle of MASK's heap overwritten.
+  {
+    auto const [m0, m1] = fe::hdu_extent(in.image, "MASK");
+    std::string bytes = file_bytes(in.image);
+    std::size_t const mid = std::size_t((m0 + 2880 + m1) / 2);
+    for (std::size_t i = 0; i < 512; ++i) bytes[mid + i] = char(0xA5 ^ (i * 37));
+    std::ofstream(path("mask_tiles.fits"), std::ios::binary) << bytes;
+  }
+  expect_refused_input(path("mask_tiles.fits"), in.psf, path("mask_tiles.fits"), "MASK",
+                       {"DATASUM", "corrupt"});
+  // The same without checksums (a writer that sets none): the decompression itself fails.
+  fe::patch_card(path("mask_tiles.fits"), path("mask_tiles_nosum.tmp"), "MASK", "DATASUM",
+                 "COMMENT no DATASUM");
+  fe::patch_card(path("mask_tiles_nosum.tmp"), path("mask_tiles_nosum.fits"), "MASK", "CHECKSUM",
+                 "COMMENT no CHECKSUM");
+  std::filesystem::remove(path("mask_tiles_nosum.tmp"));
+  expect_refused_input(path("mask_tiles_nosum.fits"), in.psf, path("mask_tiles_nosum.fits"), "MASK",
+                       {"cannot read pixels"});
+  // The whole file gzipped (as kspecter simulate writes .gz), then cut in half: the gzip
+  // stream ends early.
+  ASSERT_EQ(run_kspecter("simulate -p " + in.psf + " -o " + path("pre.fits.gz") + " " + small_grid +
+                         " --seed 3")
+                .status,
+            0);
+  fe::truncate_copy(path("pre.fits.gz"), path("cut.fits.gz"),
+                    std::filesystem::file_size(path("pre.fits.gz")) / 2);
+  expect_refused_input(path("cut.fits.gz"), in.psf, path("cut.fits.gz"), "", {"gzip"});
+  // A gzip file that is not FITS (a gzipped text).
+  {
+    gzFile g = gzopen(path("text.fits.gz").c_str(), "wb");
+    ASSERT_NE(g, nullptr);
+    std::string const text(5000, 'x');
+    gzwrite(g, text.data(), unsigned(text.size()));
+    gzclose(g);
+  }
+  expect_refused_input(path("text.fits.gz"), in.psf, path("text.fits.gz"), "",
+                       {"not a readable FITS"});
+  // A FIBERMAP of the wrong length: the image's has 5 rows for the 20 spectra extracted.
+  ASSERT_EQ(run_kspecter("simulate -p " + in.psf + " -o " + path("five.fits") + " " + small_grid +
+                         " -n 5 --seed 3")
+                .status,
+            0);
+  expect_refused_input(path("five.fits"), in.psf, path("five.fits"), "FIBERMAP", {"has 5 rows"});
+  // Header keywords of the wrong type, where the barycentric correction reads them.
+  std::string const bary = " --barycentric-correction";
+  fe::patch_card(in.image, path("ra_text.fits"), "IMAGE", "TARGTRA",
+                 "TARGTRA = 'ten hours'          / target RA [deg]");
+  expect_refused(extract_args(path("ra_text.fits"), in.psf, out) + bary, path("ra_text.fits"),
+                 "IMAGE", {"TARGTRA", "not a finite number"});
+  fe::patch_card(in.image, path("mjd_logical.fits"), "IMAGE", "MJD-OBS",
+                 "MJD-OBS =                    T / MJD at the start of the exposure");
+  expect_refused(extract_args(path("mjd_logical.fits"), in.psf, out) + bary,
+                 path("mjd_logical.fits"), "IMAGE", {"MJD-OBS", "not a finite number"});
+  fe::patch_card(in.image, path("exptime_text.fits"), "IMAGE", "EXPTIME",
+                 "EXPTIME = '900s'               / exposure time [s]");
+  expect_refused(extract_args(path("exptime_text.fits"), in.psf, out) + bary,
+                 path("exptime_text.fits"), "IMAGE", {"EXPTIME", "not a finite number"});
+  // A declination beyond the pole: a number, but not a pointing.
+  fe::patch_card(in.image, path("dec_99.fits"), "IMAGE", "TARGTDEC",
+                 "TARGTDEC=                 99.0 / target Dec [deg]");
+  expect_refused(extract_args(path("dec_99.fits"), in.psf, out) + bary, path("dec_99.fits"),
+                 "IMAGE", {"TARGTDEC"});
 }
 
 TEST_F(BadInputs, wrong_bitpix) {

@@ -16,6 +16,10 @@ struct ExtractOptions {
   double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom
   double wmax = 0;
   double dw = 0.8;
+  /// How far (Angstrom) the grid may reach beyond the PSF's range, where its Legendre series
+  /// are extrapolated as desispec does: half a step for the PSF's own WAVEMIN..WAVEMAX at
+  /// 0.8 A (numpy.arange), plus the shift of a barycentric correction (up to ~1e-4 x wmax).
+  double range_margin = 0;
 
   // ---- patches (§3)
   int bundlesize = 25;  // fibers per bundle; bundles start at PSF fiber 0
@@ -62,7 +66,7 @@ struct ExtractOptions {
   /// Throws ParameterError naming the first invalid setting; `nfiber` is the PSF's fiber count.
   void validate(int nfiber) const;
   /// Throws ParameterError when the output grid leaves [wavemin, wavemax], where the PSF is
-  /// valid (to 1e-6 dw).
+  /// valid (to range_margin + 1e-6 dw).
   void validate_range(double wavemin, double wavemax) const;
   /// nspec resolved against the PSF's fiber count.
   int resolved_nspec(int nfiber) const { return nspec < 0 ? nfiber - specmin : nspec; }

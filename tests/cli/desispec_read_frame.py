@@ -19,11 +19,17 @@ io.frame and io.image (a plain logger, desiutil.depend's header keywords, empty 
 for what those imports never use here), and loads desispec.io's modules without its
 __init__, which would import the whole pipeline. Everything else is desispec's own code.
 
-usage: desispec_check.py --kspecter BUILD/src/cli/kspecter --desispec DESISPEC/py
-                         [--psf PSF] [--workdir DIR] [--nspec 25] [--extra "ARGS"]
+usage: desispec_read_frame.py --kspecter BUILD/src/cli/kspecter [--desispec DESISPEC]
+                         [--psf PSF] [--workdir DIR] [--nspec N] [--extra "ARGS"]
+DESISPEC is a checkout (or its py/ folder); default: $KSPECTER_DESISPEC. Without it, or
+without the Python packages desispec needs, the script says why and exits with status 77,
+which CTest reports as "not run" (never as a pass). Without --psf it makes a small synthetic
+PSF (20 fibers, 200 x 400 pixels) so that the check takes seconds; --psf takes a real one.
+Exit status 0: desispec accepts the frame; 1: it does not.
 Needs Debian's python3-numpy, python3-scipy, python3-astropy, python3-fitsio, python3-yaml.
 """
 import argparse
+import importlib.util
 import logging
 import os
 import subprocess
@@ -31,9 +37,6 @@ import sys
 import types
 
 import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def install_standins(desispec_py):
     """The desiutil / desitarget names desispec's io.frame and io.image import."""
@@ -86,6 +89,22 @@ def install_standins(desispec_py):
     io.__path__ = [os.path.join(desispec_py, "desispec", "io")]
     sys.modules["desispec.io"] = io
     desispec.io = io
+
+
+def not_run(why):
+    print("NOT RUN: " + why, flush=True)
+    sys.exit(77)
+
+
+def find_desispec(path):
+    """desispec's py/ folder from a checkout or the folder itself; not run without one."""
+    if not path:
+        not_run("no desispec checkout: set KSPECTER_DESISPEC (or --desispec) to one, e.g. "
+                "`git archive` of desihub/desispec")
+    for py in (os.path.join(path, "py"), path):
+        if os.path.isfile(os.path.join(py, "desispec", "io", "frame.py")):
+            return os.path.abspath(py)
+    not_run("%s holds no desispec (no py/desispec/io/frame.py)" % path)
 
 
 def run(cmd):
@@ -166,23 +185,35 @@ def check_frame(frame_path, nspec):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kspecter", required=True)
-    ap.add_argument("--desispec", required=True, help="desispec's py/ folder")
-    ap.add_argument("--psf", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                  "psf-r0-00067784.fits"))
+    ap.add_argument("--desispec", default=os.environ.get("KSPECTER_DESISPEC", ""),
+                    help="a desispec checkout or its py/ folder (default: $KSPECTER_DESISPEC)")
+    ap.add_argument("--psf", default="", help="a GaussHermite PSF (default: a small synthetic one)")
     ap.add_argument("--workdir", default="desispec-check")
-    ap.add_argument("--nspec", type=int, default=25)
+    ap.add_argument("--nspec", type=int, default=20)
     ap.add_argument("--extra", default="", help="more arguments for kspecter extract")
     args = ap.parse_args()
-    install_standins(os.path.abspath(args.desispec))
+    desispec_py = find_desispec(args.desispec)
+    missing = [m for m in ("numpy", "scipy", "astropy", "fitsio", "yaml")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        not_run("desispec needs the Python packages %s (Debian: python3-%s), missing from %s"
+                % (", ".join(missing), " python3-".join(missing), sys.executable))
+    install_standins(desispec_py)
     os.makedirs(args.workdir, exist_ok=True)
+    psf = args.psf
+    if not psf:
+        psf = os.path.join(args.workdir, "psf-r0.fits")
+        run([args.kspecter, "make-psf", "-o", psf, "--nfiber", str(args.nspec),
+             "--ccd", "200,400", "-w", "6000,6200", "--log-level", "quiet"])
     sim = os.path.join(args.workdir, "simulated.fits")
     preproc = os.path.join(args.workdir, "preproc-r0-00067784.fits.gz")
     frame = os.path.join(args.workdir, "frame-r0-00067784.fits")
-    run([args.kspecter, "simulate", "-p", args.psf, "-o", sim, "-n", str(args.nspec),
-         "--seed", "1", "--log-level", "quiet"])
+    run([args.kspecter, "simulate", "-p", psf, "-o", sim, "-n", str(args.nspec),
+         "--seed", "1", "--log-level", "quiet"] + ([] if args.psf else ["-w", "6020,6180,0.8"]))
     make_desi_preproc(sim, preproc, args.nspec)
-    run([args.kspecter, "extract", "-i", preproc, "-p", args.psf, "-o", frame,
-         "-n", str(args.nspec), "--no-truth"] + args.extra.split())
+    # As desi_proc calls desi_extract_spectra for a science exposure.
+    run([args.kspecter, "extract", "-i", preproc, "-p", psf, "-o", frame,
+         "-n", str(args.nspec), "--barycentric-correction", "--no-truth"] + args.extra.split())
     sys.exit(0 if check_frame(frame, args.nspec) else 1)
 
 
