@@ -136,13 +136,27 @@ Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> 
   return from_host(space, a, label);
 }
 
+// True when `a` is row-major doubles in memory Space can read: used where it is.
+template <class Space>
+bool usable_in_place(ImageArray const& a) {
+  if (!a.contiguous_f64()) return false;
+#ifdef KOKKOS_ENABLE_CUDA
+  if (a.on_device) return Kokkos::SpaceAccessibility<Space, DeviceArraySpace>::accessible;
+#endif
+  return !a.on_device && Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+}
+
 template <class Space>
 FrameResult extract_on(psf::GaussHermitePsf const& psf, ImageArray const& image,
                        ImageArray const& ivar, ExtractOptions const& opt, StageTimes* times,
                        ExtractHooks const& hooks) {
   Space space;
   Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> dimage, divar;
-  {
+  if (usable_in_place<Space>(image) && usable_in_place<Space>(ivar)) {
+    // No copy, so no upload stage: its absence from `times` tells that none was made.
+    dimage = to_space(space, image, "kspecter::image");
+    divar = to_space(space, ivar, "kspecter::ivar");
+  } else {
     StageTimer<Space> t(space, "kspecter::extract::upload", times);
     dimage = to_space(space, image, "kspecter::image");
     divar = to_space(space, ivar, "kspecter::ivar");

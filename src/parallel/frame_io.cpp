@@ -24,14 +24,11 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
   FrameInput in;
   io::PsfKeywords keywords;
   std::shared_ptr<io::PreprocImage> img;
-  std::string psf_name = f.psf, image_name = f.image;
   if (f.memory) {
     if (!f.memory->psf) throw ParameterError("extract: a frame in memory has no PSF");
     in.psf = f.memory->psf;
     in.image = f.memory->image;
     in.ivar = f.memory->ivar;
-    if (psf_name.empty()) psf_name = "the PSF";
-    if (image_name.empty()) image_name = "the image";
   } else {
     in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf, &keywords));
     img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image));
@@ -41,8 +38,9 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
   psf::GaussHermitePsf const& psf = *in.psf;
   if (in.image.nx != psf.npix_x || in.image.ny != psf.npix_y) {
     std::ostringstream m;
-    m << "image is " << in.image.nx << " x " << in.image.ny << " pixels but the PSF " << psf_name
-      << " describes a " << psf.npix_x << " x " << psf.npix_y << " CCD";
+    m << "image is " << in.image.nx << " x " << in.image.ny << " pixels but the PSF "
+      << (f.psf.empty() ? "" : f.psf + " ") << "describes a " << psf.npix_x << " x " << psf.npix_y
+      << " CCD";
     if (f.memory) throw ParameterError("extract: " + m.str());
     throw InputError(f.image, "IMAGE", m.str());
   }

@@ -45,11 +45,11 @@ std::string backend_names();
 std::string backend_space_name(std::string const& backend);
 
 /// Extracts a frame on the named backend. The image and inverse variance are brought to the
-/// backend (stage kspecter::extract::upload, in `times`) unless they are row-major doubles
-/// already in its memory; then they are read in place and must stay unchanged until this
-/// returns. Everything else is extract_frame's (frame.hpp), errors included; a bad backend name,
-/// device array in a build without a GPU backend or arrays of different shapes are a
-/// ParameterError.
+/// backend (stage kspecter::extract::upload, in `times`) unless both are row-major doubles
+/// already in memory it can read; then they are read in place (no upload stage) and must stay
+/// unchanged until this returns. Everything else is extract_frame's (frame.hpp), errors included; a
+/// bad backend name, device array in a build without a GPU backend or arrays of different shapes
+/// are a ParameterError.
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
                           ExtractOptions const& opt, StageTimes* times = nullptr,

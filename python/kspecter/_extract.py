@@ -1,0 +1,236 @@
+"""kspecter.extract_frame: gpu_specter.core.extract_frame's call (gpu_specter 0.3.0) on kspecter."""
+
+import logging
+import os
+import time
+
+import numpy as np
+
+from . import _kspecter
+from ._kspecter import ParameterError, Psf, read_psf
+from ._psf_dict import psf_from_dict
+
+# The keys of gpu_specter's result dict, in its order.
+RESULT_KEYS = ("specflux", "specivar", "specmask", "wave", "Rdiags", "pixmask_fraction",
+               "chi2pix", "modelimage")
+
+
+def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavestep=50,
+                  nsubbundles=1, model=None, regularize=0, psferr=None, comm=None, gpu=None,
+                  loglevel=None, timing=None, wavepad=10, pixpad_frac=0.8, wavepad_frac=0.2,
+                  batch_subbundle=True, ranks_per_bundle=None):
+    """Extracts 1-D spectra from a 2-D image by spectroperfectionism.
+
+    The call and the result of gpu_specter 0.3.0's ``gpu_specter.core.extract_frame``.
+
+    Args:
+        img: dict with 'image' and 'ivar', 2-D [ny][nx] (other keys are ignored): numpy arrays
+            (float64 or float32 used in place, anything else converted once to float64) or, in
+            a CUDA build, device arrays with ``__cuda_array_interface__`` (cupy; float32 or
+            float64), used on the GPU where they are. Pixels with ivar <= 0 or a non-finite
+            value are ignored. With ``comm``, ranks other than 0 may pass None.
+        psf: a PSF file name, a ``kspecter.Psf`` (``kspecter.read_psf``), or the dict of
+            gpu_specter's ``gpu_specter.io.read_psf``. With ``comm``, ranks other than 0 may
+            pass None.
+        bundlesize: spectra per bundle (25 for DESI). kspecter's bundles start at PSF fiber 0:
+            with specmin and nspec multiples of bundlesize (as desispec requires) the patches
+            are gpu_specter's.
+        specmin: first spectrum (PSF row) to extract.
+        nspec: number of spectra; None: every fiber of the PSF from specmin on.
+
+    Options:
+        wavelength: 'wmin,wmax,dw', a (wmin, wmax, dw) tuple or list, or an evenly spaced
+            numpy array; None: the PSF table's WAVEMIN..WAVEMAX in steps of 0.8 A. The grid is
+            ``numpy.arange(wmin, wmax + dw/2, dw)``.
+        nwavestep: wavelength bins per patch.
+        nsubbundles: a bundle is cut into nsubbundles groups of bundlesize / nsubbundles
+            spectra.
+        model: true to compute the model image ('modelimage'; None otherwise).
+        regularize: regularization of the solution (gpu_specter's meaning).
+        psferr: fractional PSF model error for chi2pix; None: the PSF's PSFERR.
+        comm: an mpi4py communicator (sub-communicators too), or None for one process. The
+            bundles are split over its ranks and gathered on its rank 0, which alone gets the
+            result; the others get None. All ranks must call.
+        gpu: True: the GPU backend (an error in a build without one); False: the host backend
+            (OpenMP, else Serial); None: kspecter's default (``kspecter.initialize(backend=)``
+            or $KSPECTER_BACKEND, else the build's default space).
+        loglevel: None or a level above INFO: silent; 'INFO' / logging.INFO: kspecter's
+            progress lines on stderr (rank 0); 'DEBUG': also its stage times.
+        timing: a dict to fill: gpu_specter's time stamps ('init-mpi-comm', 'init-mpi-bcast',
+            'host-to-device', 'extracted-bundles', 'staged-bundles', 'merged-bundles',
+            'assembled-frame'; ``time.time()`` values) and kspecter's stage times in seconds
+            under their profiling names ('kspecter::extract::spots', ...; this rank's share).
+        wavepad: wavelength bins padded on both sides of a patch.
+        pixpad_frac: fraction of the padding's pixel rows kept.
+        wavepad_frac: extra padding, as a fraction of wavepad.
+        batch_subbundle: accepted, no effect: kspecter always solves patches in device
+            batches, on the CPU as on the GPU.
+        ranks_per_bundle: accepted, no effect: kspecter deals whole bundles to the ranks of
+            ``comm`` in contiguous runs.
+
+    Returns:
+        On rank 0 (or without comm) a dict with gpu_specter's keys: 'wave' [nwave],
+        'specflux', 'specivar' [nspec][nwave] (electron/A and its inverse variance),
+        'specmask' [nspec][nwave] int64 (desispec specmask bits: nonzero where ivar == 0, as
+        gpu_specter's, plus kspecter's ALLBADPIX and BAD2DFIT), 'Rdiags'
+        [nspec][2 ndiag + 1][nwave], 'pixmask_fraction', 'chi2pix' [nspec][nwave], and
+        'modelimage' [ny][nx] or None; every float array is float64. Elsewhere None.
+
+    Raises:
+        kspecter.ParameterError (a ValueError) for bad arguments, kspecter.InputError (an
+        OSError) for an unusable PSF file, kspecter.Error (a RuntimeError) otherwise, with the
+        messages the CLI prints. Under MPI every rank raises when any rank fails.
+    """
+    del batch_subbundle, ranks_per_bundle  # no meaning in kspecter (see above)
+    t_start = time.time()
+    img, psf = _share_inputs(img, psf, comm)
+    t_bcast = time.time()
+    if img is None or psf is None:
+        raise ParameterError("extract_frame: img and psf are required")
+    psf = _as_psf(psf)
+    wmin, wmax, dw = _grid(wavelength, psf)
+
+    opt = _kspecter._Options()
+    opt.specmin = _integer(specmin, "specmin")
+    opt.nspec = -1 if nspec is None else _integer(nspec, "nspec")
+    opt.bundlesize = _integer(bundlesize, "bundlesize")
+    opt.nsubbundles = _integer(nsubbundles, "nsubbundles")
+    opt.nwavestep = _integer(nwavestep, "nwavestep")
+    opt.wavepad = _integer(wavepad, "wavepad")
+    opt.wavepad_frac = float(wavepad_frac)
+    opt.pixpad_frac = float(pixpad_frac)
+    opt.regularize = float(regularize)
+    opt.psferr = -1.0 if psferr is None else float(psferr)
+    opt.wmin, opt.wmax, opt.dw = wmin, wmax, dw
+    opt.model = bool(model)
+    try:
+        image, ivar = img["image"], img["ivar"]
+    except (KeyError, TypeError):
+        raise ParameterError("extract_frame: img must be a dict with 'image' and 'ivar'") from None
+
+    result, stages = _kspecter._extract(image, ivar, psf, opt, _comm_address(comm), gpu,
+                                        _log_level(loglevel))
+    t_end = time.time()
+    if isinstance(timing, dict):
+        timing.update({"init-mpi-comm": t_start, "init-mpi-bcast": t_bcast,
+                       "host-to-device": t_bcast, "extracted-bundles": t_end,
+                       "staged-bundles": t_end, "merged-bundles": t_end,
+                       "assembled-frame": t_end})
+        timing.update(stages)
+    if result is None:
+        return None
+    return {key: result[key] for key in RESULT_KEYS}
+
+
+def _integer(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ParameterError(f"extract_frame: {name} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _as_psf(psf):
+    if isinstance(psf, Psf):
+        return psf
+    if isinstance(psf, (str, os.PathLike)):
+        return read_psf(psf)
+    if hasattr(psf, "keys") and "PSF" in psf:
+        return psf_from_dict(psf)
+    raise ParameterError("extract_frame: psf must be a file name, a kspecter.Psf or "
+                         "gpu_specter's read_psf dict, got " + type(psf).__name__)
+
+
+def _grid(wavelength, psf):
+    """(wmin, wmax, dw) as gpu_specter derives them from its `wavelength` argument."""
+    if isinstance(wavelength, np.ndarray):
+        wave = np.asarray(wavelength, dtype=np.float64)
+        if wave.ndim != 1 or wave.size < 2:
+            raise ParameterError("extract_frame: a wavelength array must be 1-D with >= 2 bins")
+        wmin, wmax, step = float(wave[0]), float(wave[-1]), float(np.gradient(wave)[0])
+        # The step of numpy.arange that made the array (0.8, not the 0.7999999999997272 its
+        # differences give), so that kspecter's grid is the array bit for bit; else the
+        # difference itself, as gpu_specter takes it.
+        for dw in [round(step, digits) for digits in (12, 10, 8, 6)] + [step]:
+            grid = np.arange(wmin, wmax + 0.5 * dw, dw)
+            if grid.shape == wave.shape and np.array_equal(grid, wave):
+                return wmin, wmax, dw
+        if grid.shape != wave.shape or not np.allclose(grid, wave, rtol=0, atol=1e-6 * step):
+            raise ParameterError("extract_frame: the wavelength array must be evenly spaced, "
+                                 "numpy.arange(wmin, wmax + dw/2, dw)")
+        return wmin, wmax, step
+    if isinstance(wavelength, str):
+        parts = wavelength.split(",")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            values = []
+        if len(values) != 3:
+            raise ParameterError(f"extract_frame: wavelength '{wavelength}' is not 'wmin,wmax,dw'")
+        return tuple(values)
+    if isinstance(wavelength, (tuple, list)):
+        if len(wavelength) != 3:
+            raise ParameterError("extract_frame: wavelength must be (wmin, wmax, dw)")
+        return tuple(float(v) for v in wavelength)
+    if wavelength is None:
+        meta = psf.meta
+        return float(meta["WAVEMIN"]), float(meta["WAVEMAX"]), 0.8
+    raise ParameterError("extract_frame: wavelength must be 'wmin,wmax,dw', a tuple, an array "
+                         "or None, got " + type(wavelength).__name__)
+
+
+def _log_level(loglevel):
+    if loglevel is None:
+        return "quiet"
+    if isinstance(loglevel, str):
+        name = loglevel.lower()
+        if name in ("quiet", "info", "debug"):
+            return name
+        level = logging.getLevelName(loglevel.upper())
+        if not isinstance(level, int):
+            raise ParameterError(f"extract_frame: unknown loglevel '{loglevel}'")
+    else:
+        level = int(loglevel)
+    return "debug" if level <= logging.DEBUG else "info" if level <= logging.INFO else "quiet"
+
+
+def _comm_address(comm):
+    if comm is None:
+        return None
+    from mpi4py import MPI  # only when a communicator is given
+
+    if not isinstance(comm, MPI.Intracomm):
+        raise ParameterError("extract_frame: comm must be an mpi4py intracommunicator")
+    return MPI._addressof(comm)
+
+
+def _host_copy(array):
+    """A C-contiguous numpy copy of a numpy or device array (to broadcast it)."""
+    if not isinstance(array, np.ndarray) and hasattr(array, "__cuda_array_interface__"):
+        array = array.get()  # cupy
+    return np.ascontiguousarray(array)
+
+
+def _share_inputs(img, psf, comm):
+    """gpu_specter's broadcast: where a rank of `comm` lacks the image or PSF, rank 0's go to
+    every rank (the PSF as a kspecter.Psf or file name, the pixels as numpy arrays)."""
+    if comm is None or comm.size == 1:
+        return img, psf
+    from mpi4py import MPI
+
+    missing = comm.allreduce(int(img is None or psf is None), op=MPI.MAX)
+    if not missing:
+        return img, psf
+    rank = comm.rank
+    if rank == 0:
+        share_psf = psf if isinstance(psf, (str, os.PathLike)) else _as_psf(psf)
+        arrays = [_host_copy(img["image"]), _host_copy(img["ivar"])]
+        meta = (share_psf, [(a.shape, a.dtype.str) for a in arrays])
+    else:
+        meta = None
+    share_psf, layout = comm.bcast(meta, root=0)
+    if rank != 0:
+        arrays = [np.empty(shape, dtype=dtype) for shape, dtype in layout]
+    for a in arrays:
+        comm.Bcast(a, root=0)
+    if rank == 0:
+        return img, psf  # rank 0 keeps its own (device arrays stay on the device)
+    return {"image": arrays[0], "ivar": arrays[1]}, share_psf

@@ -1,0 +1,61 @@
+// The pieces of the extension module _kspecter (the package kspecter's C++ half): each source
+// file binds one part and declares its registration here.
+#pragma once
+
+#include <kspecter/extract/backend.hpp>
+#include <kspecter/psf/gauss_hermite_psf.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kspecter::python {
+
+namespace py = pybind11;
+
+// ------------------------------------------------------------------ arrays (arrays.cpp)
+
+/// A caller's 2-D array as the library reads it, with the Python object that owns the memory
+/// (the array itself, or the converted copy when its type or layout needed one).
+struct BorrowedImage {
+  extract::ImageArray array;
+  py::object owner;
+};
+
+/// numpy arrays of native float32/float64 are borrowed as they are (any strides); other numpy
+/// types are converted to float64 once; objects with __cuda_array_interface__ (cupy, numba)
+/// are borrowed on the device (float32/float64 only). `what` names the argument in errors.
+BorrowedImage borrow_image(py::handle obj, std::string const& what);
+
+/// A numpy array that takes over `v` (no copy): freed when the array is.
+template <class T>
+py::array_t<T> adopt(std::vector<T>&& v, std::vector<py::ssize_t> const& shape) {
+  auto* owned = new std::vector<T>(std::move(v));
+  py::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(shape, owned->data(), free_it);
+}
+
+// ------------------------------------------------------------------ registration
+
+/// The PSF type (kspecter.Psf) and read_psf; psf_from() takes a Psf or a file name.
+void bind_psf(py::module_& m);
+std::shared_ptr<psf::GaussHermitePsf const> psf_from(py::handle obj);
+
+/// initialize / finalize / is_initialized / backends (Kokkos and MPI for the process).
+void bind_runtime(py::module_& m);
+/// Brings Kokkos up with the settings from the environment when nobody has yet.
+void ensure_initialized();
+/// The backend a call runs on: `gpu` True/False/None -> cuda / the host backend / the default.
+std::string backend_for(py::handle gpu);
+
+/// _extract: one frame through the library's job.
+void bind_extract(py::module_& m);
+
+/// read_image, read_frame, write_frame, write_model.
+void bind_files(py::module_& m);
+
+}  // namespace kspecter::python

@@ -1,0 +1,148 @@
+// Kokkos (and MPI, when the library is built with it) for the whole Python process: brought up
+// once, by kspecter.initialize() or by the first call that needs it, through the same
+// parallel::Environment as the CLI, and torn down at exit (kspecter/__init__.py registers
+// finalize with atexit). MPI itself belongs to mpi4py: kspecter never starts or ends it.
+// Extractions run on the thread that started Kokkos (any thread may start it; the GIL is
+// released meanwhile, so other Python threads run).
+#include "module.hpp"
+
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
+#include <kspecter/parallel/environment.hpp>
+
+#include <pybind11/stl.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+namespace kspecter::python {
+
+namespace {
+
+constexpr int max_threads = 512;  // Kokkos 3.4's OpenMP thread pool (as the CLI's --threads)
+
+struct Runtime {
+  std::unique_ptr<parallel::Environment> env;
+  std::string backend = "auto";
+  bool finalized = false;
+  // Kokkos' OpenMP backend (3.x) belongs to the thread that initialized it: its instance is
+  // OpenMP-threadprivate, and another thread finds it uninitialized.
+  std::thread::id owner;
+};
+
+Runtime& runtime() {
+  static Runtime* r = new Runtime;  // never destroyed: finalize() ends Kokkos, not a destructor
+  return *r;
+}
+
+std::optional<std::string> env_string(char const* name) {
+  char const* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<int> env_int(char const* name) {
+  auto const s = env_string(name);
+  if (!s) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    int const v = std::stoi(*s, &used);
+    if (used == s->size()) return v;
+  } catch (std::exception const&) {
+  }
+  throw ParameterError(std::string(name) + " must be an integer, got '" + *s + "'");
+}
+
+void initialize(std::optional<std::string> backend, std::optional<int> device,
+                std::optional<int> threads) {
+  Runtime& rt = runtime();
+  if (rt.finalized) throw Error("kspecter was finalized: Kokkos cannot start twice in a process");
+  if (rt.env) {
+    if (backend || device || threads)
+      throw Error("kspecter is already initialized (backend " + rt.backend +
+                  "): initialize() with settings must come before the first extraction");
+    return;
+  }
+  if (!backend) backend = env_string("KSPECTER_BACKEND");
+  if (!device) device = env_int("KSPECTER_DEVICE");
+  if (!threads) threads = env_int("KSPECTER_THREADS");
+  std::string const chosen = backend.value_or("auto");
+  extract::backend_space_name(chosen);  // a ParameterError for a backend the build lacks
+  parallel::EnvironmentOptions opt;
+  opt.mpi = false;  // mpi4py's business; a communicator passed in is used as it is
+  if (threads) {
+    if (*threads < 1 || *threads > max_threads)
+      throw ParameterError("threads must be in 1.." + std::to_string(max_threads) + ", got " +
+                           std::to_string(*threads));
+    opt.num_threads = *threads;
+  }
+  if (device) opt.device_id = *device;
+  static int argc = 0;
+  static char** argv = nullptr;
+  rt.env = std::make_unique<parallel::Environment>(argc, argv, opt);
+  rt.backend = chosen;
+  rt.owner = std::this_thread::get_id();
+}
+
+void finalize() {
+  Runtime& rt = runtime();
+  if (!rt.env) return;
+  rt.env.reset();
+  rt.finalized = true;
+}
+
+std::string host_backend() {
+#ifdef KOKKOS_ENABLE_OPENMP
+  return "openmp";
+#else
+  return "serial";
+#endif
+}
+
+}  // namespace
+
+void ensure_initialized() {
+  Runtime& rt = runtime();
+  if (!rt.env) initialize(std::nullopt, std::nullopt, std::nullopt);
+  if (std::this_thread::get_id() != rt.owner)
+    throw Error(
+        "kspecter runs Kokkos on the thread that started it (kspecter.initialize() or the "
+        "first extraction): call it from that thread");
+}
+
+std::string backend_for(py::handle gpu) {
+  if (gpu.is_none()) return runtime().backend;
+  int const truth = PyObject_IsTrue(gpu.ptr());
+  if (truth < 0) throw py::error_already_set();
+  if (truth == 0) return host_backend();
+#ifdef KOKKOS_ENABLE_CUDA
+  return "cuda";
+#else
+  throw ParameterError("gpu=True but this kspecter build has no GPU backend (it has " +
+                       extract::backend_names() + ")");
+#endif
+}
+
+void bind_runtime(py::module_& m) {
+  m.def("initialize", &initialize, py::arg("backend") = py::none(), py::arg("device") = py::none(),
+        py::arg("threads") = py::none(),
+        "Starts Kokkos for this process (once; the first extraction does it otherwise).\n\n"
+        "backend: 'auto' (the build's default space), 'serial', 'openmp' or 'cuda', the one "
+        "used when extract_frame's gpu is None; default $KSPECTER_BACKEND, else 'auto'.\n"
+        "device: GPU ordinal; default $KSPECTER_DEVICE, else the node-local MPI rank modulo "
+        "the GPUs.\n"
+        "threads: host threads; default $KSPECTER_THREADS, else $OMP_NUM_THREADS, else the "
+        "cores this process may use.");
+  m.def("finalize", &finalize,
+        "Ends Kokkos (registered with atexit; no extraction is possible afterwards).");
+  m.def("is_initialized", [] { return runtime().env != nullptr; });
+  m.def(
+      "backends", [] { return extract::backend_names(); },
+      "The backends this build can run: 'auto' and the enabled ones.");
+  m.def("default_backend", [] { return runtime().backend; });
+}
+
+}  // namespace kspecter::python
