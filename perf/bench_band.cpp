@@ -1,4 +1,4 @@
-// The band solve path (solve/impl/band.hpp) against the dense one (solve/batched.hpp) on
+// The band solve path (solve/band.hpp) against the dense one (solve/batched.hpp) on
 // extraction's patch matrices: for a batch of iCov patches (n = 7 x 74), the dense path is
 // cholesky + cholesky_solve + inverse_diagonal_blocks (all fiber blocks), the band path
 // pack_band_wavelength_major + band_cholesky + band_cholesky_solve +

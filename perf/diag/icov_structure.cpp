@@ -1,6 +1,6 @@
 // The structure of real iCov patch matrices, for choosing the solve algorithms: extracts one
 // bundle of a simulated DESI r frame (real r0 PSF, DESI defaults) on the host with every
-// patch's intermediates kept (ExtractOptions::debug_patch = -2) and prints, per patch and
+// patch's intermediates kept (ExtractHooks::debug_patch = every_patch) and prints, per patch and
 // over the bundle: nonzeros, the half-bandwidth and the row envelope in fiber-major order
 // (the solver's unknown order, u = slot * m + bin) and in wavelength-major order
 // (v = bin * nslots + slot), and the spread of the eigenvalues of the core fibers' C_ff
@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
     opt.dw = 0.8;
     opt.specmin = 25 * bundle;
     opt.nspec = 25;
-    opt.debug_patch = -2;
+    extract::ExtractHooks hooks;
+    hooks.debug_patch = extract::ExtractHooks::every_patch;
     std::vector<double> simwave = sim::wavelength_grid(opt.wmin - 40, opt.wmax + 60, opt.dw);
     sim::Spectra const spectra = sim::make_spectra(42, opt.specmin, opt.nspec, simwave);
     sim::SimulateOptions so;
@@ -160,8 +161,8 @@ int main(int argc, char** argv) {
         dimg(y, x) = img.image[std::size_t(y) * p.npix_x + x];
         divar(y, x) = img.ivar[std::size_t(y) * p.npix_x + x];
       }
-    auto const res =
-        extract::extract_frame(Kokkos::DefaultHostExecutionSpace(), p, dimg, divar, opt);
+    auto const res = extract::extract_frame(Kokkos::DefaultHostExecutionSpace(), p, dimg, divar,
+                                            opt, nullptr, hooks);
     std::printf("%zu patches, n = %d (%d slots x %d bins), spots %d x %d\n", res.debug.size(),
                 res.stats.n, res.stats.n / res.stats.block, res.stats.block, p.spot_ny(),
                 p.spot_nx());

@@ -93,7 +93,8 @@ TEST(TEST_CATEGORY, every_kernel_of_an_extraction_is_labelled_kspecter) {
   std::set<std::string> const names(launched().begin(), launched().end());
   // The extraction did run each part: spots, its own stages, the solves, the model image.
   for (char const* k : {"kspecter::psf::spots", "kspecter::extract::assemble_icov",
-                        "kspecter::solve::cholesky", "kspecter::solve::inverse_blocks",
+                        "kspecter::solve::band_cholesky",  // the band path, on by default
+                        "kspecter::solve::band_strided_inverse_blocks",
                         "kspecter::solve::inverse_sqrt", "kspecter::extract::decorrelate",
                         "kspecter::extract::chi2pix", "kspecter::extract::frame_model"})
     EXPECT_EQ(names.count(k), 1u) << k << " was not launched";

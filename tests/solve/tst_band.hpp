@@ -1,6 +1,6 @@
-// Band Cholesky, band solve and strided inverse blocks (solve/impl/band.hpp) against the
-// long-double references (unblocked Cholesky, Gauss-Jordan inverse) and against the dense
-// batched solves, on iCov-like matrices in wavelength-major order and on dense SPD matrices
+// Band Cholesky, band solve and strided inverse blocks (solve/band.hpp, src/solve/impl/band_*.hpp)
+// against the long-double references (unblocked Cholesky, Gauss-Jordan inverse) and against the
+// dense batched solves, on iCov-like matrices in wavelength-major order and on dense SPD matrices
 // stored as full bands.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "solve/impl/band_blocks.hpp"  // the GPU-shaped kernels, run on host teams
+#include "solve/impl/band_cholesky.hpp"
 #include "solve_reference.hpp"
 #include "solve_test_util.hpp"
 

@@ -4,7 +4,8 @@
 // its Cholesky factor costs about n b² instead of n³/3 flops, and the covariance blocks of
 // the core fibers, C_ff = (L⁻¹ E_f)ᵀ (L⁻¹ E_f), cost about 3 m² b... per fiber instead of a
 // whole triangular inverse. One team per matrix (per matrix and block for the blocks), as in
-// batched.hpp; the kernels are one source for every backend, shaped by BandTuning.
+// batched.hpp; the kernels are one source for every backend, shaped by BandTuning, kept in
+// src/solve/impl/band_*.hpp and instantiated for every backend of the build.
 //
 // Storage: BandBatch [batch][n][b + 1] holds the lower triangle by rows,
 // ab(p, i, c) = A(i, i - b + c) for c = 0..b (c = b is the diagonal); the entries left of
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 
 namespace kspecter::solve {
@@ -42,7 +44,7 @@ struct BandTuning<Kokkos::Cuda> {
 
 #if defined(KOKKOS_ENABLE_HIP)
 template <>
-struct BandTuning<Kokkos::Experimental::HIP> {
+struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int team_size = 64;  // one wavefront
   static constexpr int blocks_team_size = 128;
@@ -94,8 +96,3 @@ void pack_band_wavelength_major(ExecSpace const& space,
                                 BandBatch<typename ExecSpace::memory_space> ab);
 
 }  // namespace kspecter::solve
-
-// Implementations (team kernels, header-only so that each backend instantiates them).
-#include <kspecter/solve/impl/band_blocks.hpp>
-#include <kspecter/solve/impl/band_cholesky.hpp>
-#include <kspecter/solve/impl/band_pack.hpp>

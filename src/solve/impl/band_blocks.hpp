@@ -7,9 +7,10 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/band.hpp>
-#include <kspecter/solve/impl/band_cholesky.hpp>
-#include <kspecter/solve/impl/band_host_simd.hpp>
 #include <string>
+
+#include "band_cholesky.hpp"
+#include "band_host_simd.hpp"
 
 namespace kspecter::solve {
 
