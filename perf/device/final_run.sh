@@ -24,7 +24,8 @@ B="$KSPECTER_BDIR"
 cli="$KSPECTER_CLI"
 G="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="$OUT"
-psf="$G/data/psf-r0-00067784.fits"
+psf="${KSPECTER_PSF:-$G/data/psf-r0-00067784.fits}"
+R="${KSPECTER_ROOT:-$G/..}"  # the repository (perf/device/gpu_specter_run.py)
 t0=$SECONDS
 note() { echo "[$((SECONDS - t0)) s] $*"; }
 wall() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}'; }
@@ -47,13 +48,13 @@ mkdir -p $e
   echo "simulate (host) wall $(wall $s) s; preproc $(stat -c %s $e/preproc.fits) bytes"
   for k in 1 2; do
     s=$(date +%s.%N)
-    timeout 60 "$cli" extract -i $e/preproc.fits -p "$psf" -o $e/frame$k.fits --backend cuda \
+    timeout 60 "$cli" extract -w 5760,7620,0.8 -i $e/preproc.fits -p "$psf" -o $e/frame$k.fits --backend cuda \
       --no-truth --log-level debug
     echo "extract cuda --no-truth run $k wall $(wall $s) s"
   done
-  timeout 60 "$cli" extract -i $e/preproc.fits -p "$psf" -o $e/frame-truth.fits --backend cuda
+  timeout 60 "$cli" extract -w 5760,7620,0.8 -i $e/preproc.fits -p "$psf" -o $e/frame-truth.fits --backend cuda
   s=$(date +%s.%N)
-  OMP_NUM_THREADS=16 OMP_PROC_BIND=spread timeout 90 "$cli" extract -i $e/preproc.fits \
+  OMP_NUM_THREADS=16 OMP_PROC_BIND=spread timeout 90 "$cli" extract -w 5760,7620,0.8 -i $e/preproc.fits \
     -p "$psf" -o $e/frame-omp.fits --backend openmp --no-truth
   echo "extract openmp (16 threads) wall $(wall $s) s"
   echo "== compare cuda run 1 vs run 2 (bitwise)"
@@ -66,23 +67,16 @@ mkdir -p $e
 } > "$out/e2e.log" 2>&1
 
 GS="${GPU_SPECTER:-}"
-[ -z "$GS" ] && [ -d "$G/../.gpu-specter" ] && GS="$(cd "$G/../.gpu-specter" && pwd)"
-if [ -n "$GS" ] && [ -d "$GS/py/gpu_specter" ]; then
+[ -z "$GS" ] && [ -d "$R/.gpu-specter" ] && GS="$(cd "$R/.gpu-specter" && pwd)"
+if [ -n "$GS" ] && [ -f "$GS/psf-r0.npz" ]; then
+  # gpu_specter 0.3.0 on the same preproc, PSF and GPU, with numpy stand-ins for the astropy
+  # and fitsio the device lacks (perf/device/gpu_specter_run.py; staged by
+  # perf/gpu_specter_inputs.py, never committed).
   note "gpu_specter"
-  {
-    export PYTHONPATH="$GS/py:$GS/site${PYTHONPATH:+:$PYTHONPATH}"
-    if python3 -c 'import gpu_specter.core, fitsio, astropy, cupy, numba' 2>&1; then
-      for k in 1 2; do
-        s=$(date +%s.%N)
-        timeout 150 python3 "$GS/bin/spex" --use-gpu -w 5760.0,7620.0,0.8 -i $e/preproc.fits \
-          -p "$psf" -o $e/gs-frame$k.fits
-        echo "gpu_specter spex --use-gpu run $k wall $(wall $s) s (exit $?)"
-      done
-      [ -f $e/gs-frame2.fits ] && timeout 60 "$cli" compare $e/frame1.fits $e/gs-frame2.fits
-    else
-      echo "gpu_specter: not run (a Python module is missing, above)"
-    fi
-  } > "$out/gpu_specter.log" 2>&1
+  PYTHONPATH="$GS/py" timeout 400 python3 "$R/perf/device/gpu_specter_run.py" \
+    --psf-npz "$GS/psf-r0.npz" --image $e/preproc.fits --kspecter-frame $e/frame1.fits \
+    -o /tmp/gs-frame.npz > "$out/gpu_specter.log" 2>&1
+  echo "gpu_specter_run exit $?" >> "$out/gpu_specter.log"
 fi
 note "done"
 
@@ -93,5 +87,5 @@ grep -E '^== |^kspecter::extract|^sum of stages|extract_frame wall|peak device' 
 sed -n '/^kernel (per run/,/^sum/p' "$out/bench_extract.log" | head -30
 grep -E 'wall|pull against|max \||AGREE|DIFFER|== compare|read |write |upload|stitch' \
   "$out/e2e.log" | grep -v '^\[kspecter.*kspecter::' | head -30
-[ -f "$out/gpu_specter.log" ] && grep -E 'wall|not run|max \||Error' "$out/gpu_specter.log"
+[ -f "$out/gpu_specter.log" ] && grep -E 'wall|pull|exit|Error' "$out/gpu_specter.log"
 ls -la "$out"

@@ -23,6 +23,8 @@
 #
 # Device call (the device tool's `run`, carry [".gpu-python"], timeout_s 600):
 #   bash perf/device/python_cupy.sh run
+# KSPECTER_DEVICE_EXTRA_TARGETS (say "bench_extract bench_read_preproc") builds more targets
+# of the same build for the scripts that follow in the call (perf/device/session_final.sh).
 # A build that the limit cut short goes on with the same call on the warm machine.
 set -uo pipefail
 
@@ -117,13 +119,13 @@ do_run() {
       cmake -S "$here" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$kokkos" -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
         -DKSPECTER_ENABLE_PYTHON=ON -DKSPECTER_ENABLE_MPI=OFF -DKSPECTER_ENABLE_HDF5=OFF \
-        -DKSPECTER_ENABLE_TESTS=OFF -DKSPECTER_ENABLE_BENCHMARKS=OFF \
+        -DKSPECTER_ENABLE_TESTS=OFF -DKSPECTER_ENABLE_BENCHMARKS=ON \
         -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
         -DCFITSIO_INCLUDE_DIR="$stage/include" -DCFITSIO_LIBRARY="$kokkos/lib-use/libcfitsio.so" \
         -DERFA_INCLUDE_DIR="$stage/include" -DERFA_LIBRARY="$kokkos/lib-use/liberfa.so" \
         -DZLIB_INCLUDE_DIR="$stage/include" -DZLIB_LIBRARY="$stage/link/libz.so"
     fi &&
-    timeout --kill-after=10 $((520 - (SECONDS - t0))) cmake --build "$b" -j "$(nproc)" --target _kspecter kspecter_cli
+    timeout --kill-after=10 $((520 - (SECONDS - t0))) cmake --build "$b" -j "$(nproc)" --target _kspecter kspecter_cli ${KSPECTER_DEVICE_EXTRA_TARGETS:-}
   } > "$out/python-build.log" 2>&1
   build_rc=$?
   tail -n 15 "$out/python-build.log"
