@@ -24,7 +24,9 @@ void check(io::PreprocImage const& img) {
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(img.image[i]) || !std::isfinite(img.ivar[i]) || img.ivar[i] < 0)
       fuzz::broken("read_preproc: a non-finite image or a bad ivar got through");
-    if (img.mask[i] != 0 && img.ivar[i] != 0) fuzz::broken("read_preproc: masked pixel has ivar");
+    // desispec's rule: bits of extractmaskval exclude a pixel; BADREADNOISE alone does not.
+    if ((img.mask[i] & io::ccdmask::extractmaskval) != 0 && img.ivar[i] != 0)
+      fuzz::broken("read_preproc: a pixel masked by extractmaskval has ivar");
   }
 }
 
