@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <limits>
+#include <vector>
 
 namespace kspecter::python {
 
@@ -46,9 +47,16 @@ void check_device(void const* p, std::string const& what) {
 }
 #endif
 
+// A tuple of integers (__cuda_array_interface__'s shape and strides).
+std::vector<py::ssize_t> ints(py::handle tuple) {
+  std::vector<py::ssize_t> v;
+  for (py::handle x : tuple) v.push_back(x.cast<py::ssize_t>());
+  return v;
+}
+
 BorrowedImage borrow_cuda(py::handle obj, std::string const& what) {
   py::dict const cai = obj.attr("__cuda_array_interface__");
-  auto const shape = cai["shape"].cast<std::vector<py::ssize_t>>();
+  auto const shape = ints(cai["shape"]);
   if (shape.size() != 2)
     throw py::value_error(what + " must be 2-D, got " + std::to_string(shape.size()) +
                           " dimensions");
@@ -70,7 +78,7 @@ BorrowedImage borrow_cuda(py::handle obj, std::string const& what) {
   b.array.row_stride = b.array.nx;
   b.array.col_stride = 1;
   if (cai.contains("strides") && !cai["strides"].is_none()) {
-    auto const strides = cai["strides"].cast<std::vector<py::ssize_t>>();
+    auto const strides = ints(cai["strides"]);
     if (strides[0] % py::ssize_t(itemsize) || strides[1] % py::ssize_t(itemsize))
       throw py::value_error(what + ": strides are not whole elements");
     b.array.row_stride = strides[0] / py::ssize_t(itemsize);

@@ -103,7 +103,7 @@ def test_every_keyword_of_gpu_specter_is_accepted(inputs, image):
                      "ranks_per_bundle"]
     base = extract(inputs, image)
     same = extract(inputs, image, nwavestep=50, model=None, regularize=0, psferr=None,
-                   comm=None, gpu=False, loglevel="WARNING", timing=None, wavepad=10,
+                   comm=None, gpu=None, loglevel="WARNING", timing=None, wavepad=10,
                    pixpad_frac=0.8, wavepad_frac=0.2, batch_subbundle=False,
                    ranks_per_bundle=3)
     for key in ("specflux", "specivar", "Rdiags", "chi2pix"):
