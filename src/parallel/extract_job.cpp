@@ -17,6 +17,10 @@ namespace kspecter::parallel {
 
 namespace {
 
+// Gzipped frames inflated ahead of the I/O thread, at most: each holds its decompressed file
+// (about 200 MiB for a DESI preproc) until read.
+constexpr std::size_t gzip_read_ahead = 3;
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -145,10 +149,12 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   IoWorker io;
   auto read_task = [&](std::size_t i) {
     JobFrame const frame = frames[std::size_t(mine[i].frame)];
-    // The frame after this one starts inflating now, if gzipped: by the time the I/O thread
-    // reaches it, its bytes are in memory (kspecter/io/gzip_prefetch.hpp).
-    if (i + 1 < mine.size() && !frames[std::size_t(mine[i + 1].frame)].memory)
-      io::prefetch_gzip(frames[std::size_t(mine[i + 1].frame)].image);
+    // The frames after this one start inflating now, if gzipped: a full-frame .gz takes
+    // about three GPU extractions to inflate, so by the time the I/O thread reaches one its
+    // bytes are in memory (kspecter/io/gzip_prefetch.hpp; measured in perf/gpu_runs.md).
+    for (std::size_t k = i + 1; k < std::min(mine.size(), i + 1 + gzip_read_ahead); ++k)
+      if (!frames[std::size_t(mine[k].frame)].memory)
+        io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
     extract::ExtractOptions const opt = options.extract;
     DesiOptions const desi = options.desi;
     return io.submit([frame, opt, desi] { return read_frame_input(frame, opt, desi); },
