@@ -86,6 +86,14 @@ def _no_fitsio(*args, **kwargs):
                               "the preproc with its numpy reader)")
 
 
+def numpy2_aliases():
+    """Names that numpy 2 removed and gpu_specter's dependencies still use (the device has
+    numpy 2.x): the same functions under their old names, only where missing."""
+    for old, new in (("row_stack", "vstack"), ("trapz", "trapezoid"), ("in1d", "isin")):
+        if not hasattr(np, old) and hasattr(np, new):
+            setattr(np, old, getattr(np, new))
+
+
 def install_stand_ins(force):
     """Puts fitsio and astropy.table stand-ins in sys.modules where the real ones are missing
     (or always, with force). Returns the names replaced."""
@@ -271,6 +279,7 @@ def main():
     p.add_argument("--reference", help="an .npz (specflux, specivar) that must be identical")
     args = p.parse_args()
 
+    numpy2_aliases()
     replaced = install_stand_ins(args.stand_ins)
     if args.gpu_specter:
         sys.path.insert(0, args.gpu_specter)

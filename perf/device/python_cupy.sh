@@ -84,6 +84,11 @@ do_run() {
     mkdir -p "$kokkos/closure" && tar xJf "$stage/closure.tar.xz" -C "$kokkos"
     touch "$kokkos/.ready"
   fi
+  # Kokkos' CMake files name the CUDA libraries where this machine's toolkit keeps them
+  # (lib/ here, lib64/ on Ubuntu's layout).
+  if [ ! -d /usr/local/cuda/lib ] && [ -d /usr/local/cuda/lib64 ]; then
+    grep -rlF /usr/local/cuda/lib/ "$kokkos/lib/cmake" | xargs -r sed -i 's|/usr/local/cuda/lib/|/usr/local/cuda/lib64/|g'
+  fi
   # Carried libraries only for what the device cannot resolve itself.
   mkdir -p "$kokkos/lib-use"
   local so

@@ -25,13 +25,17 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 case "${1:-}" in
   one)
-    KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract bench_read_preproc" \
+    # The device returns at most 8 files: each part's logs come back as one tar.
+    rm -rf /tmp/py-out /tmp/final-out && mkdir -p /tmp/py-out /tmp/final-out
+    OUT=/tmp/py-out KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract bench_read_preproc" \
       bash "$here/perf/device/python_cupy.sh" run
     echo "python_cupy: exit $?"
+    tar -C /tmp -cf "$OUT/python.tar" py-out
     [ -x "$KSPECTER_CLI" ] || exit 1
-    mkdir -p "$OUT/final"
-    OUT="$OUT/final" timeout 420 bash "$here/perf/device/final_run.sh"
+    OUT=/tmp/final-out timeout 420 bash "$here/perf/device/final_run.sh"
     echo "final_run: exit $?"
+    tail -n 25 /tmp/final-out/gpu_specter.log
+    tar -C /tmp -cf "$OUT/final.tar" final-out
     ;;
   two)
     timeout 560 bash "$here/perf/device/desi_io_gz.sh" "${2:-4}"
