@@ -14,6 +14,7 @@
 #   bash perf/device/session_final.sh one   # build; pytest with cupy (issue 12); final_run.sh
 #                                           # (issue 14) with gpu_specter beside it
 #   bash perf/device/session_final.sh two   # desi_io_gz.sh (issue 11), on the same build
+#   bash perf/device/session_final.sh pygz N  # build, pytest with cupy, desi_io_gz.sh N frames
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 b="$here/build-device-py"
@@ -37,9 +38,19 @@ case "${1:-}" in
     tail -n 25 /tmp/final-out/gpu_specter.log
     tar -C /tmp -cf "$OUT/final.tar" final-out
     ;;
+  pygz)
+    rm -rf /tmp/py-out && mkdir -p /tmp/py-out
+    OUT=/tmp/py-out KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract bench_read_preproc" \
+      bash "$here/perf/device/python_cupy.sh" run
+    echo "python_cupy: exit $?"
+    tar -C /tmp -cf "$OUT/python.tar" py-out
+    [ -x "$KSPECTER_CLI" ] || exit 1
+    timeout 400 bash "$here/perf/device/desi_io_gz.sh" "${2:-4}"
+    echo "desi_io_gz: exit $?"
+    ;;
   two)
     timeout 560 bash "$here/perf/device/desi_io_gz.sh" "${2:-4}"
     echo "desi_io_gz: exit $?"
     ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) sed -n '2,19p' "$0"; exit 2 ;;
 esac
