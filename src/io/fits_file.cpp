@@ -2,6 +2,7 @@
 
 #include "fits_header_guard.hpp"
 #include "gzip_file.hpp"
+#include "rice_tiles.hpp"
 
 #include <kspecter/core/error.hpp>
 
@@ -306,6 +307,11 @@ void FitsReader::verify_datasum() const {
   int status = 0, data_ok = 0, hdu_ok = 0;
   check(fits_verify_chksum(f_.get(), &data_ok, &hdu_ok, &status), "cannot verify DATASUM");
   if (data_ok == -1) fail("the data do not match their DATASUM: the file is corrupt");
+}
+
+void FitsReader::check_compressed_tiles() const {
+  std::string const problem = rice_tiles_problem(f_.get());
+  if (!problem.empty()) fail("cannot read pixels: " + problem);
 }
 
 int FitsReader::equiv_bitpix() const {

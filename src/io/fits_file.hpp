@@ -83,6 +83,9 @@ class FitsReader {
   /// Fails when the current HDU has a DATASUM its data do not match (corrupt bytes, e.g. in
   /// compressed tiles that still decode); nothing to check without one.
   void verify_datasum() const;
+  /// Fails ("cannot read pixels: tile ...") when the current HDU is a RICE_1 tile-compressed
+  /// image with a tile CFITSIO would decode past its end (rice_tiles.hpp); read_pixels calls it.
+  void check_compressed_tiles() const;
   /// Reads the `n` values of the current image as `datatype` (a CFITSIO type code matching
   /// T) in blocks, handing each to `put(index, value)`.
   template <class T, class Put>
@@ -178,6 +181,7 @@ FitsPtr open_table(FitsTable const& table, void*& ptr, std::size_t& size);
 template <class T, class Put>
 void FitsReader::read_pixels(int datatype, long long n, Put put) const {
   constexpr long long block = 1 << 20;
+  check_compressed_tiles();
   std::vector<T> buf(static_cast<std::size_t>(std::min(n, block)));
   for (long long first = 0; first < n; first += block) {
     long long const m = std::min(block, n - first);

@@ -378,4 +378,37 @@ TEST(preproc_desi, broken_gzip_and_compressed_tiles_are_refused) {
   expect_refused(dir + "/gzip_tiles.fits", "MASK", "cannot read pixels");
 }
 
+// Without a DATASUM, a RICE_1 tile whose stream runs out is refused before CFITSIO decodes
+// it (its decoder would read past the tile: src/io/rice_tiles.hpp).
+TEST(preproc_desi, rice_tile_decoding_past_its_end_is_refused) {
+  std::string const dir = kspecter::test::scratch_dir();
+  std::string const from = dir + "/rice.fits", to = dir + "/rice_zero_run.fits";
+  ASSERT_NO_FATAL_FAILURE(write_desi_preproc(from, Layout{}));
+  fitsfile* f = nullptr;
+  int st = 0, col = 0;
+  LONGLONG head = 0, data = 0, end = 0, len = 0, offset = 0;
+  long naxis1 = 0, naxis2 = 0;
+  fits_open_diskfile(&f, from.c_str(), READWRITE, &st);
+  fits_movnam_hdu(f, ANY_HDU, const_cast<char*>("MASK"), 0, &st);
+  fits_delete_key(f, "CHECKSUM", &st);
+  fits_delete_key(f, "DATASUM", &st);
+  fits_get_hduaddrll(f, &head, &data, &end, &st);
+  fits_read_key(f, TLONG, "NAXIS1", &naxis1, nullptr, &st);
+  fits_read_key(f, TLONG, "NAXIS2", &naxis2, nullptr, &st);
+  fits_get_colnum(f, CASEINSEN, const_cast<char*>("COMPRESSED_DATA"), &col, &st);
+  fits_read_descriptll(f, col, 3, &len, &offset, &st);  // tile 3
+  fits_close_file(f, &st);
+  ASSERT_EQ(st, 0);
+  ASSERT_GT(len, 4);
+  // int16 tiles (BYTEPIX 2): the first value raw, then FS code 1 (FS 0) and only zero bits,
+  // so the first pixel's count of leading zeros runs past the tile.
+  std::string bytes = file_bytes(from);
+  std::size_t const tile = std::size_t(data + LONGLONG(naxis1) * naxis2 + offset);
+  bytes[tile + 2] = char(0x10);
+  for (LONGLONG i = 3; i < len; ++i) bytes[tile + std::size_t(i)] = 0;
+  write_bytes(to, bytes);
+  expect_refused(to, "MASK", "cannot read pixels: tile 3 of");
+  expect_refused(to, "MASK", "RICE_1 stream ends before");
+}
+
 }  // namespace
