@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     Kokkos::parallel_for(
         "bench_band::rhs", Kokkos::RangePolicy<Space>(space, 0, nmat * n), KOKKOS_LAMBDA(int e) {
           int const p = e / n, u = e % n;
-          double const v = 1.0 + 0.25 * Kokkos::Experimental::sin(0.37 * u + p);
+          double const v = 1.0 + 0.25 * kspecter::compat::sin(0.37 * u + p);
           y0(p, u) = v;
           y0w(p, (u % m) * ns + u / m) = v;
         });

@@ -27,6 +27,7 @@ KOKKOS_INLINE_FUNCTION double fabs(double x) { return kmath::fabs(x); }
 KOKKOS_INLINE_FUNCTION double pow(double x, double y) { return kmath::pow(x, y); }
 KOKKOS_INLINE_FUNCTION bool isfinite(double x) { return kmath::isfinite(x); }
 KOKKOS_INLINE_FUNCTION double cos(double x) { return kmath::cos(x); }
+KOKKOS_INLINE_FUNCTION double sin(double x) { return kmath::sin(x); }
 KOKKOS_INLINE_FUNCTION double lgamma(double x) { return kmath::lgamma(x); }
 KOKKOS_INLINE_FUNCTION float sqrt(float x) { return kmath::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float fabs(float x) { return kmath::fabs(x); }
