@@ -26,6 +26,9 @@
 # KSPECTER_DEVICE_EXTRA_TARGETS (say "bench_extract bench_read_preproc") builds more targets
 # of the same build for the scripts that follow in the call (perf/device/session_final.sh).
 # A build that the limit cut short goes on with the same call on the warm machine.
+# KSPECTER_DEVICE_SOURCE and KSPECTER_DEVICE_BUILD build another tree (say, an earlier commit's,
+# for a before/after in one call) in another folder; KSPECTER_DEVICE_BUILD_ONLY=1 stops after
+# the build (perf/device/cli_overlap.sh).
 set -uo pipefail
 
 mode="${1:-}"
@@ -117,11 +120,12 @@ do_run() {
   cat "$out/python-system.txt"
 
   # ---- build (continued where a previous call stopped)
-  local b="$here/build-device-py" build_rc
+  local b="${KSPECTER_DEVICE_BUILD:-$here/build-device-py}" build_rc
+  local src="${KSPECTER_DEVICE_SOURCE:-$here}"
   note "configure + build in $b"
   {
     if [ ! -f "$b/build.ninja" ]; then
-      cmake -S "$here" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      cmake -S "$src" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$kokkos" -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
         -DKSPECTER_ENABLE_PYTHON=ON -DKSPECTER_ENABLE_MPI=OFF -DKSPECTER_ENABLE_HDF5=OFF \
         -DKSPECTER_ENABLE_TESTS=OFF -DKSPECTER_ENABLE_BENCHMARKS=ON \
@@ -139,6 +143,7 @@ do_run() {
     return 1
   fi
   echo "build: done after $((SECONDS - t0)) s" >> "$summary"
+  [ "${KSPECTER_DEVICE_BUILD_ONLY:-0}" = 1 ] && return 0
 
   # ---- tests
   export PYTHONPATH="$b/python" KSPECTER_CLI="$b/src/cli/kspecter" PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1

@@ -29,6 +29,14 @@ std::vector<parallel::JobFrame> job_frames(ExtractJob const& job) {
   return frames;
 }
 
+parallel::JobOptions job_options(ExtractJob const& job) {
+  parallel::JobOptions options;
+  options.extract = job.options;
+  options.backend = job.backend;
+  options.desi = job.desi;
+  return options;
+}
+
 int report_failure(parallel::JobSummary const& summary, int nframes) {
   std::string ranks;
   for (int r : summary.failed_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
@@ -62,14 +70,18 @@ void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome
 
 }  // namespace
 
-int run_extract_job(Session& session, ExtractJob const& job) {
+std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job) {
+  if (job.frames.size() != 1) return {};
+  return parallel::start_reading(job_frames(job)[0], job_options(job));
+}
+
+int run_extract_job(Session& session, ExtractJob const& job,
+                    std::shared_future<parallel::FrameInput> first_input) {
   auto const world = parallel::Communicator::world();
   int const nframes = static_cast<int>(job.frames.size());
   int const nranks = world.size();
-  parallel::JobOptions options;
-  options.extract = job.options;
-  options.backend = job.backend;
-  options.desi = job.desi;
+  parallel::JobOptions options = job_options(job);
+  options.first_input = std::move(first_input);
   parallel::LogProgress progress(session.log);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
 

@@ -8,6 +8,7 @@
 #include <kspecter/extract/options.hpp>
 #include <kspecter/parallel/frame_io.hpp>
 
+#include <future>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct ExtractJob {
 /// printed the first failure (every rank returns; none hangs, none aborts the others).
 /// Outputs appear only complete (written under a temporary name, then renamed); a frame that
 /// failed leaves its output untouched, and the job stops at each rank's next frame.
-int run_extract_job(Session& session, ExtractJob const& job);
+/// `first_input`: the single frame's input, from start_single_read.
+int run_extract_job(Session& session, ExtractJob const& job,
+                    std::shared_future<parallel::FrameInput> first_input = {});
+
+/// A job of one frame starts reading it at once, on a thread of its own, so that the read
+/// overlaps MPI's and the GPU's start-up (measured in perf/gpu_runs.md); other jobs read on the
+/// job's I/O thread. Returns no future for those.
+std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job);
 
 }  // namespace kspecter::cli

@@ -9,6 +9,7 @@
 #include <kspecter/core/log.hpp>
 #include <kspecter/parallel/environment.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace kspecter::cli {
@@ -16,7 +17,10 @@ namespace kspecter::cli {
 struct Session {
   static constexpr int max_threads = 512;
   /// `use_mpi` false: a tool that runs as one process (make-psf, simulate) skips MPI.
-  Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true) {
+  /// `before_start` runs once this process is the one that will do the work (after any hand-over
+  /// to the CPU twin) and before MPI and Kokkos start: work that needs neither begins there.
+  Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true,
+          std::function<void()> const& before_start = {}) {
     parallel::EnvironmentOptions opt;
     opt.mpi = use_mpi;
     if (args.has("threads")) {
@@ -35,6 +39,7 @@ struct Session {
     LogLevel const level = parse_log_level(verbose ? "debug" : args.get("log-level"));
     hand_over_without_gpu(argv, args.declares("backend") ? args.get("backend") : "auto",
                           level == LogLevel::quiet);
+    if (before_start) before_start();
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
   }

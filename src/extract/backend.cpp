@@ -42,10 +42,7 @@ void convert_on_host(void const* p, ImageArray const& a, HostView const& out) {
     convert_on_host(static_cast<double const*>(p), a, out);
 }
 
-#ifdef KOKKOS_ENABLE_CUDA
-using DeviceArraySpace = Kokkos::CudaSpace;
-
-// Device pixels of any layout into a row-major device image, on the device.
+// Pixels of any layout in Space's memory into a row-major image of doubles there.
 template <class T, class Mem>
 struct ConvertImage {
   T const* p;
@@ -68,6 +65,9 @@ void convert_on_device(Space const& space, ImageArray const& a,
                                                     a.col_stride, a.nx, out});
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+using DeviceArraySpace = Kokkos::CudaSpace;
+
 // A device array's elements, copied to the host as they lie (for a host backend).
 std::vector<char> device_span_to_host(ImageArray const& a) {
   auto const [lo, hi] = span_of(a);
@@ -82,14 +82,40 @@ std::vector<char> device_span_to_host(ImageArray const& a) {
 }
 #endif
 
+// A host array's elements copied, as they lie, into Space's memory and converted there: a
+// DESI image (float32) crosses the bus at half the bytes of the doubles it becomes, and no
+// host copy of doubles is made (perf/gpu_runs.md, the CLI's upload).
+template <class Space>
+void upload_and_convert(Space const& space, ImageArray const& a,
+                        DeviceImage<typename Space::memory_space> const& out) {
+  auto const [lo, hi] = span_of(a);
+  std::size_t const esize = a.type == ImageArray::Type::f32 ? sizeof(float) : sizeof(double);
+  std::size_t const bytes = std::size_t(hi - lo + 1) * esize;
+  auto elements = allocate<Kokkos::View<char*, typename Space::memory_space>>(
+      space, "kspecter::extract::image_elements", bytes);
+  Kokkos::View<char const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+      static_cast<char const*>(a.data) + lo * std::ptrdiff_t(esize), bytes);
+  Kokkos::deep_copy(space, elements, host);
+  ImageArray there = a;
+  there.data = elements.data() - lo * std::ptrdiff_t(esize);
+  if (a.type == ImageArray::Type::f32)
+    convert_on_device<Space, float>(space, there, out);
+  else
+    convert_on_device<Space, double>(space, there, out);
+  space.fence();  // before `elements` is freed
+}
+
 // A host array converted into a new row-major image of doubles in Space's memory.
 template <class Space>
 DeviceImage<typename Space::memory_space> from_host(Space const& space, ImageArray const& a,
                                                     char const* label) {
-  auto d = allocate<DeviceImage<typename Space::memory_space>>(space, label, a.ny, a.nx);
-  auto h = Kokkos::create_mirror_view(d);
-  convert_on_host(a.data, a, h);
-  Kokkos::deep_copy(space, d, h);
+  using Mem = typename Space::memory_space;
+  auto d = allocate<DeviceImage<Mem>>(space, label, a.ny, a.nx);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
+    convert_on_host(a.data, a, d);
+  } else {
+    upload_and_convert(space, a, d);
+  }
   return d;
 }
 

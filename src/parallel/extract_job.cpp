@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <future>
 
 namespace kspecter::parallel {
 
@@ -116,6 +117,14 @@ void LogProgress::frame_extracted(JobFrame const&, StageTimes const& times) {
 
 // ------------------------------------------------------------------ the job
 
+std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions const& options) {
+  extract::ExtractOptions const opt = options.extract;
+  DesiOptions const desi = options.desi;
+  return std::async(std::launch::async,
+                    [frame, opt, desi] { return read_frame_input(frame, opt, desi); })
+      .share();
+}
+
 JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
                            JobOptions const& options, JobProgress& progress) {
   JobOutcome outcome;
@@ -190,7 +199,14 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   };
 
   std::future<FrameInput> next;
-  if (!mine.empty()) next = read_task(0);
+  if (!mine.empty()) {
+    if (mine[0].frame == 0 && options.first_input.valid()) {
+      std::shared_future<FrameInput> const early = options.first_input;
+      next = std::async(std::launch::deferred, [early] { return early.get(); });
+    } else {
+      next = read_task(0);
+    }
+  }
   double busy = 0;
   for (std::size_t i = 0; i < mine.size(); ++i) {
     FrameTask const& task = mine[i];

@@ -15,6 +15,7 @@
 #include <kspecter/parallel/job_monitor.hpp>
 
 #include <exception>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +27,15 @@ struct JobOptions {
   std::string backend = "auto";     // extract::backend_names()
   bool model = false;               // compute the model image (also when a frame's model is set)
   DesiOptions desi;                 // desi_extract_spectra's: grid default, -f, --no-scores
+  /// frames[0]'s input, when the front end has started reading it already (start_reading):
+  /// the CLI reads a single frame while MPI and the GPU start up, which take about as long.
+  /// Used by the rank whose first frame is frames[0], in place of reading it again.
+  std::shared_future<FrameInput> first_input;
 };
+
+/// Starts reading `frame` (read_frame_input) on a thread of its own. It needs neither MPI nor
+/// Kokkos, so it may run while they start; pass the result as JobOptions::first_input.
+std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions const& options);
 
 /// What the job tells its front end while it runs. Every method has a silent default.
 class JobProgress {
