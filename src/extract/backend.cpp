@@ -26,43 +26,33 @@ std::pair<std::ptrdiff_t, std::ptrdiff_t> span_of(ImageArray const& a) {
           std::max<std::ptrdiff_t>(0, ey) + std::max<std::ptrdiff_t>(0, ex)};
 }
 
-// Host pixels into a row-major host View of doubles.
-template <class T, class HostView>
-void convert_on_host(T const* p, ImageArray const& a, HostView const& out) {
-  for (int y = 0; y < a.ny; ++y)
-    for (int x = 0; x < a.nx; ++x)
-      out(y, x) = static_cast<double>(p[std::ptrdiff_t(y) * a.row_stride + x * a.col_stride]);
-}
-
-template <class HostView>
-void convert_on_host(void const* p, ImageArray const& a, HostView const& out) {
-  if (a.type == ImageArray::Type::f32)
-    convert_on_host(static_cast<float const*>(p), a, out);
-  else
-    convert_on_host(static_cast<double const*>(p), a, out);
-}
-
-// Pixels of any layout in Space's memory into a row-major image of doubles there.
-template <class T, class Mem>
-struct ConvertImage {
-  T const* p;
-  std::ptrdiff_t row_stride, col_stride;
-  int nx;
-  DeviceImage<Mem> out;
-  KOKKOS_INLINE_FUNCTION void operator()(long i) const {
-    int const y = static_cast<int>(i / nx), x = static_cast<int>(i % nx);
-    out(y, x) = static_cast<double>(p[std::ptrdiff_t(y) * row_stride + x * col_stride]);
-  }
-};
-
+// Pixels of any layout in Space's memory into a row-major image of doubles there: a team per
+// row, its threads along the row (coalesced on a GPU, one contiguous loop on a CPU thread).
 template <class Space, class T>
-void convert_on_device(Space const& space, ImageArray const& a,
-                       DeviceImage<typename Space::memory_space> const& out) {
+void convert_in_space(Space const& space, ImageArray const& a,
+                      DeviceImage<typename Space::memory_space> const& out) {
+  using Policy = Kokkos::TeamPolicy<Space>;
+  T const* const p = static_cast<T const*>(a.data);
+  std::ptrdiff_t const row_stride = a.row_stride, col_stride = a.col_stride;
+  int const nx = a.nx;
   Kokkos::parallel_for(
-      "kspecter::extract::convert_image",
-      Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(space, 0, long(a.ny) * a.nx),
-      ConvertImage<T, typename Space::memory_space>{static_cast<T const*>(a.data), a.row_stride,
-                                                    a.col_stride, a.nx, out});
+      "kspecter::extract::convert_image", Policy(space, a.ny, Kokkos::AUTO),
+      KOKKOS_LAMBDA(typename Policy::member_type const& team) {
+        int const y = team.league_rank();
+        T const* const row = p + std::ptrdiff_t(y) * row_stride;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nx), [&](int x) {
+          out(y, x) = static_cast<double>(row[std::ptrdiff_t(x) * col_stride]);
+        });
+      });
+}
+
+template <class Space>
+void convert_in_space(Space const& space, ImageArray const& a,
+                      DeviceImage<typename Space::memory_space> const& out) {
+  if (a.type == ImageArray::Type::f32)
+    convert_in_space<Space, float>(space, a, out);
+  else
+    convert_in_space<Space, double>(space, a, out);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -98,10 +88,7 @@ void upload_and_convert(Space const& space, ImageArray const& a,
   Kokkos::deep_copy(space, elements, host);
   ImageArray there = a;
   there.data = elements.data() - lo * std::ptrdiff_t(esize);
-  if (a.type == ImageArray::Type::f32)
-    convert_on_device<Space, float>(space, there, out);
-  else
-    convert_on_device<Space, double>(space, there, out);
+  convert_in_space(space, there, out);
   space.fence();  // before `elements` is freed
 }
 
@@ -111,8 +98,10 @@ DeviceImage<typename Space::memory_space> from_host(Space const& space, ImageArr
                                                     char const* label) {
   using Mem = typename Space::memory_space;
   auto d = allocate<DeviceImage<Mem>>(space, label, a.ny, a.nx);
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
-    convert_on_host(a.data, a, d);
+  if constexpr (Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
+    // Written whole at once, by the backend's threads: huge pages (core/allocate.hpp).
+    advise_huge_pages(d);
+    convert_in_space(space, a, d);
   } else {
     upload_and_convert(space, a, d);
   }
@@ -135,10 +124,7 @@ Kokkos::View<const double**, Kokkos::LayoutRight, typename Space::memory_space> 
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
             static_cast<double const*>(a.data), a.ny, a.nx);
       auto d = allocate<DeviceImage<Mem>>(space, label, a.ny, a.nx);
-      if (a.type == ImageArray::Type::f32)
-        convert_on_device<Space, float>(space, a, d);
-      else
-        convert_on_device<Space, double>(space, a, d);
+      convert_in_space(space, a, d);
       return d;
     } else {
       // A host backend given a GPU array: one copy of its elements to the host, then as below.
