@@ -31,15 +31,20 @@ std::string gz_reason(gzFile f) {
 }
 
 // The size gzip's trailer gives (ISIZE: the uncompressed size of the last member modulo 2^32),
-// as a first guess of the buffer to reserve.
+// as a first guess of the buffer to reserve. A corrupt trailer may claim up to 4 GiB: the
+// guess is capped at what deflate can make of the file's bytes (at most 1032 to 1), so a
+// small bad file cannot reserve gigabytes (the fuzz smoke test found one that did).
 std::size_t size_hint(std::string const& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in || in.tellg() < 18) return 0;
+  auto const compressed = static_cast<std::size_t>(in.tellg());
   in.seekg(-4, std::ios::end);
   unsigned char b[4] = {0, 0, 0, 0};
   in.read(reinterpret_cast<char*>(b), 4);
-  return std::size_t(b[0]) | std::size_t(b[1]) << 8 | std::size_t(b[2]) << 16 |
-         std::size_t(b[3]) << 24;
+  std::size_t const isize = std::size_t(b[0]) | std::size_t(b[1]) << 8 | std::size_t(b[2]) << 16 |
+                            std::size_t(b[3]) << 24;
+  constexpr std::size_t max_deflate_ratio = 1032;
+  return std::min(isize, compressed * max_deflate_ratio);
 }
 
 }  // namespace

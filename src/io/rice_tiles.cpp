@@ -161,12 +161,19 @@ std::string rice_tiles_problem(fitsfile* f) {
   if (nrows != ntx * nty)
     return std::to_string(nrows) + " tiles where ZNAXISn/ZTILEn give " + std::to_string(ntx * nty);
 
+  // A tile lies in the heap, whose size the header gives (PCOUNT): a corrupt descriptor must
+  // not make this walk read (or allocate) more than that.
+  long long const heap = key_or(f, "PCOUNT", 0);
   std::vector<unsigned char> bytes;
   for (long long row = 1; row <= nrows; ++row) {
     LONGLONG len = 0, offset = 0;
     fits_read_descriptll(f, col, row, &len, &offset, &status);
     if (status != 0) return cfitsio_problem(status, "cannot read tile " + std::to_string(row));
     if (len == 0) continue;  // stored otherwise (UNCOMPRESSED_DATA / GZIP_COMPRESSED_DATA)
+    if (len < 0 || offset < 0 || len > heap || offset > heap - len)
+      return "tile " + std::to_string(row) + " of " + std::to_string(nrows) + ": its " +
+             std::to_string(len) + " bytes at " + std::to_string(offset) +
+             " lie outside the heap of " + std::to_string(heap) + " bytes (corrupt)";
     bytes.resize(std::size_t(len));
     unsigned char nul = 0;
     int anynul = 0;

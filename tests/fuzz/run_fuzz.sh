@@ -68,9 +68,13 @@ for t in $targets; do
   log="$build/fuzz-$t.log"
   start=$(date +%s)
   rc=0
+  # Inputs that once failed (tests/fuzz/regressions/<target>) run first, every time; the seed
+  # is fixed (KSPECTER_FUZZ_SEED to vary it) so that a run on a fresh build is reproducible.
   "$build/fuzz_${t}_reader" -runs="$runs" -max_total_time="$max_time" -timeout=10 \
+    -seed="${KSPECTER_FUZZ_SEED:-1}" \
     -rss_limit_mb=2048 -max_len=65536 -dict="$here/fits.dict" -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/$t-" "$corpus" "$build/seeds/$t" >"$log" 2>&1 || rc=$?
+    -artifact_prefix="$build/artifacts/$t-" "$corpus" "$build/seeds/$t" \
+    "$here/regressions/$t" >"$log" 2>&1 || rc=$?
   secs=$(( $(date +%s) - start ))
   done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   done_runs=${done_runs:-0}
