@@ -11,10 +11,33 @@
 
 #include "team_gemm.hpp"
 #include "tuning.hpp"
+#include "unroll.hpp"
 
 namespace kspecter::solve {
 
 namespace detail {
+
+/// x[i * stride] = f(i, x[i * stride]) for i < n, on a GPU thread's column of a matrix in
+/// global memory. The rows are loaded U at a time before any of them is stored: the compiler
+/// cannot prove that a store to row i leaves row i + 1 alone, so the plain loop waits one
+/// memory latency per row, and these loops are the inverse square root's critical path.
+template <int U, class F>
+KOKKOS_INLINE_FUNCTION void update_column(double* x, int stride, int n, F const& f) {
+  int i = 0;
+  for (; i + U <= n; i += U) {
+    double t[U];
+    KSPECTER_UNROLL
+    for (int l = 0; l < U; ++l) t[l] = x[(i + l) * stride];
+    KSPECTER_UNROLL
+    for (int l = 0; l < U; ++l) t[l] = f(i + l, t[l]);
+    KSPECTER_UNROLL
+    for (int l = 0; l < U; ++l) x[(i + l) * stride] = t[l];
+  }
+  for (; i < n; ++i) x[i * stride] = f(i, x[i * stride]);
+}
+
+/// Rows loaded ahead by update_column and apply_rotation_chain on a GPU.
+constexpr int column_batch = 8;
 
 /// Reduces the symmetric m x m matrix a (full storage, row-major) to tridiagonal form
 /// T = Zᵀ a Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ. Leaves d (diagonal), e (e[k] =
@@ -77,7 +100,9 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
     if constexpr (Tune::coalesce) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
         double const vj = row[j], wj = pv[j] - half * vj;
-        for (int i = 0; i < r; ++i) a1[i * m + j] -= row[i] * wj + (pv[i] - half * row[i]) * vj;
+        update_column<column_batch>(a1 + j, m, r, [&](int i, double x) {
+          return x - (row[i] * wj + (pv[i] - half * row[i]) * vj);
+        });
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
@@ -117,7 +142,7 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
         double u = 0.0;
         for (int i = 0; i < r; ++i) u += v[i] * z1[i * m + c];
         u *= tk;
-        for (int i = 0; i < r; ++i) z1[i * m + c] -= v[i] * u;
+        update_column<column_batch>(z1 + c, m, r, [&](int i, double x) { return x - v[i] * u; });
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
@@ -138,6 +163,37 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
     });
     team.team_barrier();
   }
+}
+
+/// One column of apply_rotation_chain (x = &zt[0][col], row stride m), its rows loaded
+/// column_batch at a time ahead of the stores (see update_column): row i is read by rotation
+/// i before rotation i - 1 writes it.
+KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int m, double const* cs, double const* sn,
+                                          int lo, int hi) {
+  constexpr int U = column_batch;
+  double carry = x[(hi + 1) * m];
+  int i = hi;
+  for (; i - U + 1 >= lo; i -= U) {
+    double g[U], c[U], s[U];
+    KSPECTER_UNROLL
+    for (int l = 0; l < U; ++l) {
+      g[l] = x[(i - l) * m];
+      c[l] = cs[i - l];
+      s[l] = sn[i - l];
+    }
+    KSPECTER_UNROLL
+    for (int l = 0; l < U; ++l) {
+      x[(i - l + 1) * m] = s[l] * g[l] + c[l] * carry;
+      carry = c[l] * g[l] - s[l] * carry;
+    }
+  }
+  for (; i >= lo; --i) {
+    double const c = cs[i], s = sn[i];
+    double const g = x[i * m];
+    x[(i + 1) * m] = s * g + c * carry;
+    carry = c * g - s * carry;
+  }
+  x[lo * m] = carry;
 }
 
 /// Applies the rotations hi, hi-1, ..., lo of one QL sweep to the rows of zt: rotation i
@@ -178,16 +234,7 @@ KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt,
       }
       for (int l = 0; l < W; ++l) zt[lo * m + c0 + l] = carry[l];
     } else {
-      for (int col = c0; col < m; ++col) {
-        double carry = zt[(hi + 1) * m + col];
-        for (int i = hi; i >= lo; --i) {
-          double const c = cs[i], s = sn[i];
-          double const g = zt[i * m + col];
-          zt[(i + 1) * m + col] = s * g + c * carry;
-          carry = c * g - s * carry;
-        }
-        zt[lo * m + col] = carry;
-      }
+      for (int col = c0; col < m; ++col) rotate_column(zt + col, m, cs, sn, lo, hi);
     }
   });
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Issue 14, one device call: a tree before a change and this tree, both built on the device
+# (python_cupy.sh: the CLI and bench_extract), then interleaved: bench_extract on the full r
+# frame (real r0 PSF, band solver, best of 3, per stage), ncu --set full on one batch of the
+# kernels named by $KSPECTER_NCU_KERNELS (a regex on the mangled name), and the CLI end to end
+# on one plain full-frame preproc, frames compared bitwise between the trees.
+#
+# Here:
+#   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
+#   rm -rf .gpu-before && mkdir .gpu-before && git archive <before> | tar -x -C .gpu-before
+#   (.gpu-specter as for session_final.sh: it holds the r0 PSF)
+# Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"], timeout_s 600):
+#   bash perf/device/before_after.sh
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+out="${OUT:-$here/gpu-out}"
+mkdir -p "$out"
+psf="$here/.gpu-specter/psf-r0-00067784.fits"
+kernels="${KSPECTER_NCU_KERNELS:-inverse_sqrt_impl|band_strided_inverse_blocks_impl}"
+t0=$SECONDS
+note() { echo "[$((SECONDS - t0)) s] $*"; }
+wall() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}'; }
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
+
+for tree in after before; do
+  src="$here"; [ "$tree" = before ] && src="$here/.gpu-before"
+  note "build $tree"
+  OUT=/tmp/build-$tree KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$src" \
+    KSPECTER_DEVICE_BUILD="$here/build-device-$tree" KSPECTER_DEVICE_EXTRA_TARGETS=bench_extract \
+    bash "$here/perf/device/python_cupy.sh" run > "$out/build-$tree.log" 2>&1 ||
+    { tail -n 30 "$out/build-$tree.log"; exit 1; }
+done
+export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cli() { "$here/build-device-$1/src/cli/kspecter" "${@:2}"; }
+bench() { "$here/build-device-$1/perf/bench_extract" --psf "$psf" "${@:2}"; }
+
+note "bench_extract"
+{
+  for k in 0 1; do
+    for tree in before after; do
+      echo "== $tree, round $k"
+      timeout 100 bench $tree --repeat 3 --solver band
+    done
+  done
+  echo "== after, per kernel"
+  timeout 100 bench after --repeat 1 --solver band --kernels
+} > "$out/bench_extract.log" 2>&1
+grep -E "^==|extract_frame|peak|^ *(spots|plan|assembly|factorisation|covariance|decorrelation|quality|stitch) " \
+  "$out/bench_extract.log"
+
+NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)"
+if [ -n "$NCU" ]; then
+  for tree in before after; do
+    note "ncu $tree ($kernels)"
+    timeout 150 "$NCU" --clock-control none --set full --kernel-name-base mangled \
+      -k "regex:$kernels" -f -o "/tmp/ncu_$tree" \
+      "$here/build-device-$tree/perf/bench_extract" --psf "$psf" --nbundles 5 --warmup 0 \
+      --repeat 1 --solver band > "$out/ncu_$tree.log" 2>&1
+    "$NCU" -i "/tmp/ncu_$tree.ncu-rep" --page raw --csv > "/tmp/ncu_${tree}_raw.csv" 2>/dev/null &&
+      python3 "$here/perf/ncu_table.py" "/tmp/ncu_${tree}_raw.csv" 2>&1 | tail -n 8
+  done
+  (cd /tmp && tar czf "$out/ncu.tar.gz" ncu_*_raw.csv) 2>/dev/null
+fi
+
+e=/tmp/before_after
+mkdir -p $e
+note "simulate"
+cli after simulate --psf "$psf" -o $e/preproc.fits --seed 1 --log-level quiet
+extract() {  # tree run
+  local s; s=$(date +%s.%N)
+  cli "$1" extract -w 5760,7620,0.8 -i $e/preproc.fits -p "$psf" -o "$e/frame-$1-$2.fits" \
+    --backend cuda --no-truth --log-level debug > "$out/extract-$1-$2.log" 2>&1
+  echo "$1 run $2: exit $? wall $(wall "$s") s"
+}
+{
+  for k in 0 1 2 3; do
+    extract before $k
+    extract after $k
+  done
+  echo "== compare after vs before (bitwise), after run 1 vs run 2"
+  cli after compare --max-pull 0 $e/frame-before-1.fits $e/frame-after-1.fits
+  cli after compare --max-pull 0 $e/frame-after-1.fits $e/frame-after-2.fits
+  echo "== after run 1: stage lines"
+  grep -E "stitch|upload|extract_frame|wrote|read" "$out/extract-after-1.log" | head -n 20
+} 2>&1 | tee "$out/cli.log"
+note "done"
