@@ -3,14 +3,15 @@
 # (python_cupy.sh: the CLI and bench_extract), then interleaved: bench_extract on the full r
 # frame (real r0 PSF, band solver, best of 3, per stage), ncu --set full on one batch of the
 # kernels named by $KSPECTER_NCU_KERNELS (a regex on the mangled name), and the CLI end to end
-# on one plain full-frame preproc, frames compared bitwise between the trees.
+# on one plain full-frame preproc, frames compared bitwise between the trees; then the
+# benchmarks named by $KSPECTER_EXTRA_BENCH (this tree only).
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
 #   rm -rf .gpu-before && mkdir .gpu-before && git archive <before> | tar -x -C .gpu-before
 #   (.gpu-specter as for session_final.sh: it holds the r0 PSF)
 # Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"], timeout_s 600):
-#   bash perf/device/before_after.sh
+#   KSPECTER_NCU_TREES=after KSPECTER_EXTRA_BENCH=bench_inverse_sqrt bash perf/device/before_after.sh
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 out="${OUT:-$here/gpu-out}"
@@ -23,34 +24,34 @@ wall() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}'; }
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 
 for tree in after before; do
-  src="$here"; [ "$tree" = before ] && src="$here/.gpu-before"
+  src="$here" extra="${KSPECTER_EXTRA_BENCH:-}"  # more benchmarks: this tree only
+  [ "$tree" = before ] && src="$here/.gpu-before" extra=""
   note "build $tree"
   OUT=/tmp/build-$tree KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$src" \
-    KSPECTER_DEVICE_BUILD="$here/build-device-$tree" KSPECTER_DEVICE_EXTRA_TARGETS=bench_extract \
+    KSPECTER_DEVICE_BUILD="$here/build-device-$tree" KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract $extra" \
     bash "$here/perf/device/python_cupy.sh" run > "$out/build-$tree.log" 2>&1 ||
     { tail -n 30 "$out/build-$tree.log"; exit 1; }
 done
 export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cli() { "$here/build-device-$1/src/cli/kspecter" "${@:2}"; }
-bench() { "$here/build-device-$1/perf/bench_extract" --psf "$psf" "${@:2}"; }
+bench() { timeout 100 "$here/build-device-$1/perf/bench_extract" --psf "$psf" "${@:2}"; }
 
 note "bench_extract"
 {
   for k in 0 1; do
     for tree in before after; do
       echo "== $tree, round $k"
-      timeout 100 bench $tree --repeat 3 --solver band
+      bench $tree --repeat 3 --solver band
     done
   done
   echo "== after, per kernel"
-  timeout 100 bench after --repeat 1 --solver band --kernels
+  bench after --repeat 1 --solver band --kernels
 } > "$out/bench_extract.log" 2>&1
-grep -E "^==|extract_frame|peak|^ *(spots|plan|assembly|factorisation|covariance|decorrelation|quality|stitch) " \
-  "$out/bench_extract.log"
+grep -E "^==|extract_frame|peak|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
 
 NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)"
 if [ -n "$NCU" ]; then
-  for tree in before after; do
+  for tree in ${KSPECTER_NCU_TREES:-before after}; do
     note "ncu $tree ($kernels)"
     timeout 150 "$NCU" --clock-control none --set full --kernel-name-base mangled \
       -k "regex:$kernels" -f -o "/tmp/ncu_$tree" \
@@ -58,6 +59,8 @@ if [ -n "$NCU" ]; then
       --repeat 1 --solver band > "$out/ncu_$tree.log" 2>&1
     "$NCU" -i "/tmp/ncu_$tree.ncu-rep" --page raw --csv > "/tmp/ncu_${tree}_raw.csv" 2>/dev/null &&
       python3 "$here/perf/ncu_table.py" "/tmp/ncu_${tree}_raw.csv" 2>&1 | tail -n 8
+    "$NCU" -i "/tmp/ncu_$tree.ncu-rep" --page details --section WarpStateStats \
+      --section Occupancy --section SchedulerStats > "$out/ncu_${tree}_details.txt" 2>&1
   done
   (cd /tmp && tar czf "$out/ncu.tar.gz" ncu_*_raw.csv) 2>/dev/null
 fi
@@ -83,4 +86,13 @@ extract() {  # tree run
   echo "== after run 1: stage lines"
   grep -E "stitch|upload|extract_frame|wrote|read" "$out/extract-after-1.log" | head -n 20
 } 2>&1 | tee "$out/cli.log"
+if [ -n "${KSPECTER_EXTRA_BENCH:-}" ]; then
+  for x in $KSPECTER_EXTRA_BENCH; do
+    note "$x"
+    timeout 200 "$here/build-device-after/perf/$x" 2>&1 | grep -v "^ *In general\|OMP_PROC_BIND\|For unit\|For best" | tee "$out/$x.log"
+  done
+fi
+# The device returns few files: every log in one tar besides this output.
+(cd "$out" && tar czf /tmp/logs.tgz --exclude=logs.tgz . && mv /tmp/logs.tgz "$out/" &&
+  find . -type f ! -name logs.tgz -delete)
 note "done"

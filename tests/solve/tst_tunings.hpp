@@ -27,14 +27,14 @@ using mem = TEST_EXECSPACE::memory_space;
 /// every `coalesce` branch.
 struct GpuLike {
   static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
-  static constexpr int team_size = 2, eig_team_size = 2;
+  static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024;
   static constexpr bool coalesce = true, host_simd = false;
 };
 
 /// The host shape without the run-time dispatched SIMD kernels (the portable path).
 struct Portable {
   static constexpr int mr = 4, nr = 4, quantum = 16, pad = 0, block = 64, max_tile = 80;
-  static constexpr int team_size = 1, eig_team_size = 1;
+  static constexpr int team_size = 1, eig_team_size = 1, eig_stage = 0;
   static constexpr bool coalesce = false, host_simd = false;
 };
 

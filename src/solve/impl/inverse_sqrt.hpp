@@ -367,7 +367,9 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   bool const vec_in_l0 = Policy::scratch_size_max(0) - vec_bytes - int_bytes - 256 >=
                          int(sizeof(double)) * 8 * 2 * (Tune::max_tile + Tune::pad);
   int const extra_l0 = int_bytes + (vec_in_l0 ? vec_bytes : 0);
-  int const stage = detail::stage_doubles<Policy, Tune>(extra_l0, "solve::inverse_sqrt");
+  int stage = detail::stage_doubles<Policy, Tune>(extra_l0, "solve::inverse_sqrt");
+  // A cap leaves shared memory to more teams per SM (the QL chains are latency-bound).
+  if (Tune::eig_stage > 0 && Tune::eig_stage < stage) stage = Tune::eig_stage;
   int const l1 = Tune::max_tile * Tune::max_tile + m * m + (vec_in_l0 ? 0 : nvec);
   double const clip = rel_clip;
 

@@ -39,6 +39,8 @@ struct Tuning {
   /// Threads per team of inverse_sqrt (small matrices, a sequential QL chain: on a GPU,
   /// fewer threads per team let more teams share an SM).
   static constexpr int eig_team_size = 1;
+  /// Most level-0 doubles inverse_sqrt stages its final GEMM through (0: all there are).
+  static constexpr int eig_stage = 0;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;
@@ -57,6 +59,7 @@ struct Tuning<ExecSpace, false> {
   static constexpr int max_tile = 80;
   static constexpr int team_size = 256;
   static constexpr int eig_team_size = 128;
+  static constexpr int eig_stage = 0;
   static constexpr bool coalesce = true;
 };
 
