@@ -20,48 +20,59 @@ namespace kspecter::extract::detail {
 // Half-bandwidth of a patch's iCov in wavelength-major order, from its spots: the largest
 // v1 - v2 over pairs of spots whose boxes meet (rows and columns), v = bin * nslots + slot.
 // Assembly writes an entry only where the boxes meet (inside the window and the CCD), so
-// this bounds the band of every nonzero. One thread per patch; for spot (k1, w1) and fiber
-// k2 the bins whose rows can meet are found as in the assembly (a binary search when the
-// trace's rows grow with the bin, else a scan), the first one whose columns meet too gives
-// the widest pair.
+// this bounds the band of every nonzero. A team per patch, a thread per spot (k1, w1): for
+// each fiber k2 the bins whose rows can meet are found as in the assembly (a binary search
+// when the trace's rows grow with the bin, else a scan), the first one whose columns meet
+// too gives the spot's widest pair; the team takes the largest.
 template <class ExecSpace>
 struct BandFromSpots {
   using T = Types<ExecSpace>;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   typename T::Corners xc, yc;
   typename T::CTable ptab;
   Kokkos::View<int*, typename ExecSpace::memory_space> half_width;
   int nslots, m, sny, snx;
-  KOKKOS_INLINE_FUNCTION void operator()(int p) const {
+
+  /// The widest pair of spot (k1, w1) wider than hw, else hw.
+  KOKKOS_INLINE_FUNCTION int widest(int p, int k1, int w1, int hw) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
     bool const mono = ptab(p).mono != 0;
-    int hw = 0;
-    for (int k1 = 0; k1 < nfib; ++k1)
-      for (int w1 = 0; w1 < m; ++w1) {
-        int const xa = xc(fib0 + k1, w0 + w1), ya = yc(fib0 + k1, w0 + w1);
-        for (int k2 = 0; k2 < nfib; ++k2) {
-          int const f2 = fib0 + k2;
-          int lo = 0;
-          if (mono) {  // first bin with yc > ya - sny
-            int hi = m;
-            while (lo < hi) {
-              int const mid = (lo + hi) / 2;
-              if (yc(f2, w0 + mid) > ya - sny)
-                hi = mid;
-              else
-                lo = mid + 1;
-            }
-          }
-          for (int w2 = lo; w2 < m && w2 * nslots + k2 < w1 * nslots + k1 - hw; ++w2) {
-            int const dy = yc(f2, w0 + w2) - ya, dx = xc(f2, w0 + w2) - xa;
-            if (mono && dy >= sny) break;
-            if (dy < sny && -dy < sny && dx < snx && -dx < snx) {
-              hw = (w1 - w2) * nslots + (k1 - k2);
-              break;
-            }
-          }
+    int const xa = xc(fib0 + k1, w0 + w1), ya = yc(fib0 + k1, w0 + w1);
+    for (int k2 = 0; k2 < nfib; ++k2) {
+      int const f2 = fib0 + k2;
+      int lo = 0;
+      if (mono) {  // first bin with yc > ya - sny
+        int hi = m;
+        while (lo < hi) {
+          int const mid = (lo + hi) / 2;
+          if (yc(f2, w0 + mid) > ya - sny)
+            hi = mid;
+          else
+            lo = mid + 1;
         }
       }
-    half_width(p) = hw;
+      for (int w2 = lo; w2 < m && w2 * nslots + k2 < w1 * nslots + k1 - hw; ++w2) {
+        int const dy = yc(f2, w0 + w2) - ya, dx = xc(f2, w0 + w2) - xa;
+        if (mono && dy >= sny) break;
+        if (dy < sny && -dy < sny && dx < snx && -dx < snx) {
+          hw = (w1 - w2) * nslots + (k1 - k2);
+          break;
+        }
+      }
+    }
+    return hw;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
+    int const p = team.league_rank();
+    int hw = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, ptab(p).nfib * m),
+        [&](int e, int& most) {  // most starts as Max's identity, the lowest int
+          most = widest(p, e / m, e % m, most > 0 ? most : 0);
+        },
+        Kokkos::Max<int>(hw));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { half_width(p) = hw; });
   }
 };
 
@@ -69,12 +80,13 @@ struct BandFromSpots {
 /// when the band does not fit the storage it borrows (then the batch takes the dense path).
 template <class ExecSpace>
 int band_half_width(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, int P) {
-  using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::plan", fc.times);
   FrameShape const& s = fc.shape;
-  Kokkos::parallel_for("kspecter::extract::band_from_spots", Range(fc.space, 0, P),
-                       BandFromSpots<ExecSpace>{ws.spots.xc, ws.spots.yc, ws.ptab_all,
-                                                ws.half_width_all, s.nslots, s.m, s.sny, s.snx});
+  BandFromSpots<ExecSpace> const f{ws.spots.xc, ws.spots.yc, ws.ptab_all, ws.half_width_all,
+                                   s.nslots,    s.m,         s.sny,       s.snx};
+  Kokkos::parallel_for(
+      "kspecter::extract::band_from_spots",
+      Kokkos::TeamPolicy<ExecSpace>(fc.space, P, Types<ExecSpace>::Tune::band_team), f);
   auto const hw = Kokkos::create_mirror_view_and_copy(
       Kokkos::HostSpace(), Kokkos::subview(ws.half_width_all, std::make_pair(0, P)));
   int most = 0;

@@ -45,6 +45,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                    hooks};
   FrameResult res = start_result(plan, fc.shape);
   Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model);
+  ResultArrays<ExecSpace> arrays(fc, ws, res);  // a GPU's: touched while the batches run
 
   for (Batch const& batch : plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
@@ -75,7 +76,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                           static_cast<int>(plan.bundles.size()));
     }
   }
-  stitch(fc, ws, res);
+  stitch(fc, ws, arrays, res);
   res.stats.peak_device_bytes = ws.meter.peak;
   return res;
 }

@@ -15,6 +15,8 @@ struct Tuning {
   static constexpr bool host_loops = true;
   static constexpr int team = 1;    // threads per team
   static constexpr int vector = 1;  // vector lanes per thread
+  /// Threads per patch of band_from_spots (a thread per spot on a GPU).
+  static constexpr int band_team = 1;
 };
 
 /// GPU backends: lanes along the pixel columns of a spot (coalesced) and several threads per
@@ -24,6 +26,7 @@ struct Tuning<ExecSpace, false> {
   static constexpr bool host_loops = false;
   static constexpr int team = 8;
   static constexpr int vector = 16;
+  static constexpr int band_team = 64;
 };
 
 }  // namespace kspecter::extract::detail
