@@ -71,16 +71,32 @@ FitsHeader header_of(fitsfile* f, int& status) {
   return h;
 }
 
-// CHECKSUM and DATASUM of the current HDU. CFITSIO's fits_write_chksum stamps the time into
-// their comments, so the same data would give different bytes on every run: the same values,
-// then fixed comments, then CHECKSUM computed again over the header as it stays.
+// CHECKSUM and DATASUM of the current HDU (the FITS checksum convention), with fixed comments:
+// CFITSIO's fits_write_chksum stamps the time into them, so the same data would give
+// different bytes on every run. The keywords are placed first (the header's size is then
+// final), the data unit is summed once (fits_write_chksum and fits_get_chksum would read it
+// twice: a full frame's write spent a third of its time there), then the header, its CHECKSUM
+// still zeros, is summed onto DATASUM and CHECKSUM is that sum's complement.
 void write_checksums(fitsfile* f, int& status) {
-  fits_write_chksum(f, &status);
-  fits_modify_comment(f, "DATASUM", const_cast<char*>("data unit checksum"), &status);
-  fits_modify_comment(f, "CHECKSUM", const_cast<char*>("HDU checksum"), &status);
-  fits_modify_key_str(f, "CHECKSUM", const_cast<char*>("0000000000000000"), "&", &status);
-  unsigned long datasum = 0, hdusum = 0;
-  fits_get_chksum(f, &datasum, &hdusum, &status);
+  fits_update_key_str(f, "CHECKSUM", const_cast<char*>("0000000000000000"), "HDU checksum",
+                      &status);
+  fits_update_key_str(f, "DATASUM", const_cast<char*>("0"), "data unit checksum", &status);
+  fits_set_hdustruc(f, &status);  // the header's end after the new keywords
+  LONGLONG head = 0, data = 0, end = 0;
+  fits_get_hduaddrll(f, &head, &data, &end, &status);
+  if (status) return;
+  constexpr LONGLONG block = 2880;
+  constexpr int kReportEof = 0;  // fitsio2.h's REPORT_EOF: reading past the end is an error
+  unsigned long datasum = 0;
+  if (end > data) {
+    ffmbyt(f, data, kReportEof, &status);
+    ffcsum(f, long((end - data + block - 1) / block), &datasum, &status);
+  }
+  std::string const text = std::to_string(datasum);
+  fits_update_key_str(f, "DATASUM", const_cast<char*>(text.c_str()), "data unit checksum", &status);
+  unsigned long hdusum = datasum;
+  ffmbyt(f, head, kReportEof, &status);
+  ffcsum(f, long((data - head) / block), &hdusum, &status);
   char ascii[17] = {0};
   fits_encode_chksum(hdusum, 1, ascii);  // complemented: the HDU then sums to -0
   fits_modify_key_str(f, "CHECKSUM", ascii, "&", &status);
