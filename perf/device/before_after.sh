@@ -4,7 +4,9 @@
 # frame (real r0 PSF, band solver, best of 3, per stage), ncu --set full on one batch of the
 # kernels named by $KSPECTER_NCU_KERNELS (a regex on the mangled name), and the CLI end to end
 # on one plain full-frame preproc, frames compared bitwise between the trees; then the
-# benchmarks named by $KSPECTER_EXTRA_BENCH (this tree only).
+# benchmarks named by $KSPECTER_EXTRA_BENCH (this tree only). KSPECTER_CHECK_CPU=1 adds, for
+# this tree, the pulls against the truth and the frame of OpenMP on the 16 host cores against
+# CUDA's.
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
@@ -83,6 +85,15 @@ extract() {  # tree run
   echo "== compare after vs before (bitwise), after run 1 vs run 2"
   cli after compare --max-pull 0 $e/frame-before-1.fits $e/frame-after-1.fits
   cli after compare --max-pull 0 $e/frame-after-1.fits $e/frame-after-2.fits
+  if [ "${KSPECTER_CHECK_CPU:-0}" = 1 ]; then  # the constraints, on this tree
+    echo "== after: pulls against the truth (cuda)"
+    cli after extract -w 5760,7620,0.8 -i $e/preproc.fits -p "$psf" -o $e/frame-truth.fits \
+      --backend cuda 2>&1 | grep -i "pull"
+    OMP_NUM_THREADS=16 OMP_PROC_BIND=spread cli after extract -w 5760,7620,0.8 \
+      -i $e/preproc.fits -p "$psf" -o $e/frame-omp.fits --backend openmp --no-truth > /dev/null 2>&1
+    echo "== after: cuda vs openmp (16 threads)"
+    cli after compare $e/frame-after-1.fits $e/frame-omp.fits
+  fi
   echo "== after run 1: stage lines"
   grep -E "stitch|upload|extract_frame|wrote|read" "$out/extract-after-1.log" | head -n 20
 } 2>&1 | tee "$out/cli.log"

@@ -29,6 +29,15 @@ KOKKOS_INLINE_FUNCTION bool isfinite(double x) { return kmath::isfinite(x); }
 KOKKOS_INLINE_FUNCTION double cos(double x) { return kmath::cos(x); }
 KOKKOS_INLINE_FUNCTION double sin(double x) { return kmath::sin(x); }
 KOKKOS_INLINE_FUNCTION double lgamma(double x) { return kmath::lgamma(x); }
+// 1 / sqrt(x): on a GPU its reciprocal square root (one long-latency sequence where sqrt and
+// a division are two), on a CPU the division.
+KOKKOS_INLINE_FUNCTION double rsqrt(double x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return ::rsqrt(x);
+#else
+  return 1.0 / kmath::sqrt(x);
+#endif
+}
 KOKKOS_INLINE_FUNCTION float sqrt(float x) { return kmath::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float fabs(float x) { return kmath::fabs(x); }
 KOKKOS_INLINE_FUNCTION bool isfinite(float x) { return kmath::isfinite(x); }

@@ -289,8 +289,23 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
         for (; i >= l; --i) {
           double const f = s * e[i];
           double const bb = c * e[i];
-          r = compat::sqrt(f * f + g * g);
-          if (!(r > 1e-150 && r < 1e150)) r = hypot2(f, g);  // squares out of range
+          double rinv;
+          if constexpr (Tune::coalesce) {
+            // GPU: this chain runs on one thread while the team waits (half the kernel's
+            // stalls): one reciprocal square root instead of a square root and a division.
+            double const q = f * f + g * g;
+            if (q > 1e-300 && q < 1e300) {
+              rinv = compat::rsqrt(q);
+              r = q * rinv;
+            } else {  // squares out of range (or zero)
+              r = hypot2(f, g);
+              rinv = 1.0 / r;
+            }
+          } else {
+            r = compat::sqrt(f * f + g * g);
+            if (!(r > 1e-150 && r < 1e150)) r = hypot2(f, g);  // squares out of range
+            rinv = 1.0 / r;
+          }
           e[i + 1] = r;
           if (r == 0.0) {  // exact split: the rotations so far stand, restart on the rest
             d[i + 1] -= p;
@@ -298,7 +313,6 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
             deflated = true;
             break;
           }
-          double const rinv = 1.0 / r;
           s = f * rinv;
           c = g * rinv;
           g = d[i + 1] - p;
