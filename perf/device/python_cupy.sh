@@ -28,7 +28,7 @@
 # A build that the limit cut short goes on with the same call on the warm machine.
 # KSPECTER_DEVICE_SOURCE and KSPECTER_DEVICE_BUILD build another tree (say, an earlier commit's,
 # for a before/after in one call) in another folder; KSPECTER_DEVICE_BUILD_ONLY=1 stops after
-# the build (perf/device/cli_overlap.sh).
+# the build (perf/device/before_after.sh).
 set -uo pipefail
 
 mode="${1:-}"
