@@ -24,7 +24,8 @@ struct AssembleICov {
   typename T::Spots spots;
   typename T::Corners xc, yc;
   typename T::CTable ptab;
-  typename T::Image w, image;
+  WeightStrip<typename T::mem> w;
+  typename T::Image image;
   typename T::Mat icov;
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
@@ -261,8 +262,8 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   Kokkos::parallel_reduce(
       "kspecter::extract::assemble_icov",
       Policy(fc.space, b.P * s.nslots, T::Tune::team, T::Tune::vector),
-      AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weights, fc.image, b.icov, b.rhs,
-                              b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
+      AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov,
+                              b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
       macs);
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),

@@ -11,17 +11,17 @@
 namespace kspecter::extract::detail {
 
 // Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; over
-// the columns [x0, x0 + ncol) of every row (a batch's strip of the CCD).
+// the CCD columns [x0, x0 + ncol) of every row (a batch's strip), stored from column 0.
 template <class ExecSpace>
 struct SanitizeWeights {
   typename Types<ExecSpace>::Image image, ivar;
   Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> w;
   int x0, ncol;
   KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
-    int const y = static_cast<int>(idx / ncol), x = x0 + static_cast<int>(idx % ncol);
-    double const v = ivar(y, x), p = image(y, x);
+    int const y = static_cast<int>(idx / ncol), c = static_cast<int>(idx % ncol);
+    double const v = ivar(y, x0 + c), p = image(y, x0 + c);
     bool const ok = compat::isfinite(v) && compat::isfinite(p) && v > 0;
-    w(y, x) = ok ? v : 0.0;
+    w(y, c) = ok ? v : 0.0;
   }
 };
 
@@ -99,24 +99,17 @@ void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspa
     nrow_max = std::max(nrow_max, ptab(i).y1 - ptab(i).y0);
     ncol_max = std::max(ncol_max, ptab(i).pixstride);
   }
-  // Weights of the columns this batch's windows span (each column sanitized once).
+  // Weights of the strip of columns this batch's windows span.
   int bx0 = s.npx, bx1 = 0;
   for (int i = 0; i < P; ++i) {
     bx0 = std::min(bx0, std::max(ptab(i).x0, 0));
     bx1 = std::max(bx1, std::min(ptab(i).x1, s.npx));
   }
-  for (int c = bx0; c < bx1;) {  // runs of columns not sanitized yet
-    if (ws.ready[std::size_t(c)]) {
-      ++c;
-      continue;
-    }
-    int e = c;
-    while (e < bx1 && !ws.ready[std::size_t(e)]) ws.ready[std::size_t(e++)] = 1;
-    Kokkos::parallel_for("kspecter::extract::sanitize_weights",
-                         RangeL(fc.space, 0, long(s.npy) * (e - c)),
-                         SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, c, e - c});
-    c = e;
-  }
+  bx1 = std::max(bx1, bx0);
+  ws.reserve_weights(bx0, bx1 - bx0);
+  Kokkos::parallel_for("kspecter::extract::sanitize_weights",
+                       RangeL(fc.space, 0, long(s.npy) * (bx1 - bx0)),
+                       SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, bx0, bx1 - bx0});
   ws.reserve_pixels(std::size_t(nrow_max) * std::size_t(ncol_max), nrow_max);
 }
 

@@ -21,7 +21,8 @@ struct ModelChi2 {
   using Member = typename T::Member;
   SpotGather<ExecSpace> gather;  // over the (patch, slot) row ranges
   typename T::CTable ptab;
-  typename T::Image w, image;
+  WeightStrip<typename T::mem> w;
+  typename T::Image image;
   typename T::Vec rhs;  // the solution f
   typename T::Vec pix;  // [P][npix_max]
   int nslots, m, npix_y, npix_x, nrow_max;
@@ -174,7 +175,7 @@ long long assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
       "kspecter::extract::model_chi2", Policy(fc.space, b.P, T::Tune::team, T::Tune::vector),
       ModelChi2<ExecSpace>{{b.spots, b.xc, b.yc, ws.rr_all, ws.xr_all, s.sny, s.snx},
                            b.ptab,
-                           ws.weights,
+                           ws.weight_strip(),
                            fc.image,
                            b.rhs,
                            ws.pix_all,

@@ -63,4 +63,14 @@ struct Types {
   using Info = Kokkos::View<const int*, mem>;
 };
 
+/// Pixel weights of the CCD columns [x0, x0 + w.extent(1)), every row, indexed by CCD row and
+/// column: a batch sanitizes only the strip its windows reach (plan_stage.hpp), so a bundle
+/// touches a few MB instead of the whole CCD's.
+template <class Mem>
+struct WeightStrip {
+  Kokkos::View<const double**, Kokkos::LayoutRight, Mem> w;
+  int x0 = 0;
+  KOKKOS_INLINE_FUNCTION double operator()(int y, int x) const { return w(y, x - x0); }
+};
+
 }  // namespace kspecter::extract::detail

@@ -63,9 +63,8 @@ class Workspace {
   using mem = typename ExecSpace::memory_space;
   using Array2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
 
-  // Frame arrays: pixel weights and the outputs the batches fill.
-  Array2 weights;                            // [npy][npx], sanitized column by column
-  Array2 flux, ivar, deconv, chi2, pixmask;  // [nspec][nwave]
+  // Frame arrays: the outputs the batches fill.
+  Array2 flux, ivar, deconv, chi2, pixmask;                 // [nspec][nwave]
   Kokkos::View<double***, Kokkos::LayoutRight, mem> rdiag;  // [nspec][2 ndiag + 1][nwave]
   Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;     // [nspec][nwave]
   Array2 model;                                             // [npy][npx] when asked for
@@ -88,13 +87,13 @@ class Workspace {
   typename T::XRanges xr_all;  // [pmax * nslots][2]
   psf::Spots<mem> spots;       // the batch's spots (the provider reallocates them)
 
-  std::vector<char> ready;  // columns whose weights are sanitized
+  // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
+  Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
+  int weights_x0 = 0, weights_ncol = 0;
   MemoryMeter meter;
 
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model)
       : space_(space), shape_(s) {
-    weights = allocate<Array2>(space_, "kspecter::extract::weights", s.npy, s.npx);
-    meter.hold(bytes_of(weights));
     flux = zeros2("kspecter::extract::flux", s.nspec, s.nwave);
     ivar = zeros2("kspecter::extract::ivar", s.nspec, s.nwave);
     deconv = zeros2("kspecter::extract::deconvolved", s.nspec, s.nwave);
@@ -139,7 +138,24 @@ class Workspace {
     xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
                                            pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
-    ready.assign(std::size_t(s.npx), 0);
+  }
+
+  /// Points the weights at CCD columns [x0, x0 + ncol), growing the buffer if needed; its
+  /// contents need not survive (each batch sanitizes its own strip).
+  void reserve_weights(int x0, int ncol) {
+    weights_x0 = x0;
+    weights_ncol = ncol;
+    if (weights.extent(1) >= std::size_t(ncol) && weights.extent(0) > 0) return;
+    meter.release(bytes_of(weights));
+    weights = Array2();
+    weights = allocate<Array2>(space_, "kspecter::extract::weights", shape_.npy, ncol);
+    advise_huge_pages(weights);  // written whole by the sanitizing kernel
+    meter.hold(bytes_of(weights));
+  }
+
+  /// The weights as the kernels index them (by CCD column).
+  WeightStrip<mem> weight_strip() const {
+    return {Kokkos::subview(weights, Kokkos::ALL, std::make_pair(0, weights_ncol)), weights_x0};
   }
 
   /// The dense matrices [pmax][n][n], for the batches that take the dense path (allocated
