@@ -38,8 +38,70 @@ struct ModelChi2 {
     }
   };
 
+  // chi^2 of a pixel whose model is known (W > 0 on the CCD).
+  KOKKOS_INLINE_FUNCTION double chi2_of(int y, int x, double model) const {
+    double const wv = w(y, x);
+    double const e = psferr * model + 1e-32;
+    double const tot = wv / (1.0 + wv * e * e);
+    double const d = image(y, x) - model;
+    return d * d * tot;
+  }
+
+  // Host (a thread per patch): the model scattered spot by spot into the window, then chi^2
+  // pixel by pixel. Each pixel receives its terms in the gather's order (fiber, then bin), so
+  // the sums are the same bits as the GPU's gather; a pixel that gets no model (off the CCD,
+  // W = 0) holds NaN until it is written as -1.
+  KOKKOS_INLINE_FUNCTION long long host_patch(int p) const {
+    int const x0 = ptab(p).x0, y0 = ptab(p).y0, nfib = ptab(p).nfib;
+    int const ncol = ptab(p).pixstride, nrow = imin(ptab(p).y1 - y0, nrow_max);
+    int const fib0 = ptab(p).fib0, w0 = ptab(p).wave0;
+    int const sny = gather.sny, snx = gather.snx;
+    double* const out = &pix(p, 0);
+    double const nan = compat::quiet_nan();
+    for (int r = 0; r < nrow; ++r) {
+      int const y = y0 + r;
+      for (int c = 0; c < ncol; ++c) {
+        int const x = x0 + c;
+        bool const ok = y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0;
+        out[r * ncol + c] = ok ? 0.0 : nan;
+      }
+    }
+    long long cnt = 0;
+    for (int k = 0; k < nfib; ++k) {
+      int const f = fib0 + k;
+      for (int b = 0; b < m; ++b) {
+        int const xs = gather.xc(f, w0 + b) - x0, ys = gather.yc(f, w0 + b) - y0;
+        int const r0 = imax(ys, 0), r1 = imin(ys + sny, nrow);
+        int const c0 = imax(xs, 0), c1 = imin(xs + snx, ncol);
+        double const coef = rhs(p, k * m + b);
+        double const* sp = &gather.spots(f, w0 + b, 0, 0);
+        for (int r = r0; r < r1; ++r) {
+          double const* sr = sp + (r - ys) * snx - xs;
+          double* o = out + r * ncol;
+          int n = 0;
+          for (int c = c0; c < c1; ++c) {
+            double const v = o[c];
+            n += v == v ? 1 : 0;
+            o[c] = v + sr[c] * coef;
+          }
+          cnt += n;
+        }
+      }
+    }
+    for (int r = 0; r < nrow; ++r)
+      for (int c = 0; c < ncol; ++c) {
+        double const model = out[r * ncol + c];
+        out[r * ncol + c] = model == model ? chi2_of(y0 + r, x0 + c, model) : -1.0;
+      }
+    return cnt;
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
     int const p = t.league_rank();
+    if constexpr (T::Tune::host_loops) {
+      macs += host_patch(p);
+      return;
+    }
     int const x0 = ptab(p).x0, y0 = ptab(p).y0, nfib = ptab(p).nfib;
     int const ncol = ptab(p).pixstride, nrow = imin(ptab(p).y1 - y0, nrow_max);
     int const fib0 = ptab(p).fib0, w0 = ptab(p).wave0;
@@ -57,11 +119,7 @@ struct ModelChi2 {
                 if (y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0) {
                   double const model =
                       gather(x, y, r, p * nslots, nfib, fib0, w0, Solution{rhs, p, m}, rc);
-                  double const wv = w(y, x);
-                  double const e = psferr * model + 1e-32;
-                  double const tot = wv / (1.0 + wv * e * e);
-                  double const d = image(y, x) - model;
-                  out = d * d * tot;
+                  out = chi2_of(y, x, model);
                 }
                 pix(p, r * ncol + c) = out;
               },
