@@ -44,6 +44,7 @@ void ExtractOptions::validate(int nfiber) const {
           "wavepad_frac must be >= 0 and wavepad x wavepad_frac at most " +
               std::to_string(max_bins) + ", got " + std::to_string(wavepad_frac) + " (wavepad " +
               std::to_string(wavepad) + ")");
+  require(bundles_per_batch >= -1, "bundles_per_batch must be -1 (the backend's), 0 or more");
   require(pixpad_frac >= 0 && pixpad_frac <= 1, "pixpad_frac must be in [0, 1]");
   require(regularize >= 0 && std::isfinite(regularize), "regularize must be >= 0");
   require(std::isfinite(psferr), "psferr must be finite");

@@ -70,7 +70,8 @@ std::size_t batch_bytes(Batch const& batch, BatchFootprint const& fp) {
   return sat_add(sat_mul(bundles, fp.per_bundle_fixed), sat_mul(patches, fp.per_patch));
 }
 
-PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx) {
+PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx,
+                          int max_bundles_per_batch) {
   opt.validate(nfiber);
   PatchPlan plan;
   plan.specmin = opt.specmin;
@@ -182,7 +183,8 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
     }
     std::size_t bytes = 0;
     int e = b;
-    while (e < nb && bundle_bytes(e) <= opt.memory_budget - bytes) bytes += bundle_bytes(e++);
+    int const e_max = max_bundles_per_batch > 0 ? std::min(nb, b + max_bundles_per_batch) : nb;
+    while (e < e_max && bundle_bytes(e) <= opt.memory_budget - bytes) bytes += bundle_bytes(e++);
     batch.bundle_end = e;
     batch.patch_begin = first_patch[static_cast<std::size_t>(b)];
     batch.patch_end = first_patch[static_cast<std::size_t>(e)];

@@ -616,6 +616,7 @@ TEST(TEST_CATEGORY, extract_reruns_are_bitwise_identical) {
 TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   Toy t(30, 60);
   t.add_noise(17);
+  t.opt.bundles_per_batch = 0;  // as a GPU batches: as many bundles as the budget holds
   FrameResult const a = run(t.psf, t.image, t.ivar, t.opt);
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
   BatchFootprint const fp =
@@ -635,6 +636,13 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
               0);
     EXPECT_EQ(a.mask, r->mask);
   }
+  t.opt.memory_budget = ExtractOptions{}.memory_budget;
+  t.opt.bundles_per_batch = -1;  // the backend's own choice (one bundle a batch on a host)
+  FrameResult const d = run(t.psf, t.image, t.ivar, t.opt);
+  bool const host = Kokkos::SpaceAccessibility<TEST_EXECSPACE, Kokkos::HostSpace>::accessible;
+  EXPECT_EQ(d.stats.nbatch, host ? 2 : 1);
+  EXPECT_EQ(std::memcmp(a.flux.data(), d.flux.data(), a.flux.size() * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(a.ivar.data(), d.ivar.data(), a.ivar.size() * sizeof(double)), 0);
 }
 
 // The band solve (ExtractOptions::band_solve, the default) and the dense one give the same

@@ -116,6 +116,16 @@ TEST(extract_plan, batches_respect_the_budget) {
   EXPECT_EQ(patches, 4700);
   o.memory_budget = std::size_t(1) << 40;
   EXPECT_EQ(make_patch_plan(o, 500, 11, 17).batches.size(), 1u);
+  // The host's cap: one bundle per batch whatever the budget, the same patches in order.
+  PatchPlan const one = make_patch_plan(o, 500, 11, 17, 1);
+  ASSERT_EQ(one.batches.size(), 20u);
+  for (std::size_t i = 0; i < one.batches.size(); ++i) {
+    EXPECT_EQ(one.batches[i].bundle_begin, int(i));
+    EXPECT_EQ(one.batches[i].bundle_end, int(i) + 1);
+    EXPECT_EQ(one.batches[i].patch_begin, p.batches[i].patch_begin);
+    EXPECT_EQ(one.batches[i].patch_end, p.batches[i].patch_end);
+  }
+  EXPECT_EQ(make_patch_plan(o, 500, 11, 17, 3).batches.size(), 7u);  // 3 x 6 + 2
 }
 
 // Below one bundle, a bundle is cut into slices of the patches that fit, in order; below one

@@ -172,6 +172,7 @@ TEST(memory, failed_allocations_retry_with_smaller_batches) {
   ASSERT_NO_FATAL_FAILURE(dev.load());
   ExtractOptions o = small_options();
   o.model = true;
+  o.bundles_per_batch = 0;  // as on a GPU: both bundles in one batch when the budget holds them
   auto const fp = footprint(o);
   ExtractOptions one_bundle = o;
   one_bundle.memory_budget = fp.per_bundle_fixed + 10 * fp.per_patch;

@@ -57,6 +57,11 @@ struct ExtractOptions {
   /// one patch (with its bundle's spots) is a ParameterError. When an allocation fails all
   /// the same (a device shared with others), extract_frame retries with smaller batches.
   std::size_t memory_budget = std::size_t(4) << 30;
+  /// Bundles per batch at most: -1, the backend's choice (one on a host backend, whose
+  /// buffers then stay small and touched from bundle to bundle; as many as the budget holds
+  /// on a GPU, for more blocks in flight); 0, as many as the budget holds; else that many.
+  /// Batching changes no number.
+  int bundles_per_batch = -1;
 
   /// Largest wavelength grid, padding and patch step accepted, in bins (a full DESI camera
   /// has ~2600): beyond it a grid is a typo, and its sizes would overflow.

@@ -67,10 +67,13 @@ struct BatchFootprint {
   std::size_t per_patch = 0;         // matrix, blocks, vectors, pixel buffers (estimated)
 };
 
-/// Builds the plan. `nfiber` = fibers of the PSF; spot_ny/spot_nx = spot size. Throws
+/// Builds the plan. `nfiber` = fibers of the PSF; spot_ny/spot_nx = spot size;
+/// `max_bundles_per_batch` > 0 caps the bundles of a batch below what the budget allows (the
+/// host backends take one: buffers reused bundle after bundle stay small and touched). Throws
 /// ParameterError on invalid options, on patches too large to be plausible, and when the
 /// memory budget cannot hold one patch and the spots of its bundle.
-PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx);
+PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, int spot_nx,
+                          int max_bundles_per_batch = 0);
 
 /// The estimated footprint of the plan's batches (also used by make_patch_plan).
 BatchFootprint batch_footprint(PatchPlan const& plan, int bundlesize, int spot_ny, int spot_nx);

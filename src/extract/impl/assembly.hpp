@@ -67,9 +67,24 @@ struct AssembleICov {
     return dot;
   }
 
+  // GPU: a team per (patch, slot), the band zeroed before the launch. Host: a thread per
+  // patch, which zeroes the patch's band and then assembles its slots in turn, so the band is
+  // written while it is in the thread's cache instead of in a pass of its own.
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
-    int const p = t.league_rank() / nslots;
-    int const k1 = t.league_rank() % nslots;
+    if constexpr (T::Tune::host_loops) {
+      int const p = t.league_rank();
+      if (band.data() != nullptr) {
+        double* const bp = &band(p, 0, 0);
+        long const len = long(band.extent(1)) * long(band.extent(2));
+        for (long i = 0; i < len; ++i) bp[i] = 0.0;
+      }
+      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, macs);
+    } else {
+      slot(t, t.league_rank() / nslots, t.league_rank() % nslots, macs);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, long long& macs) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
@@ -258,10 +273,10 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
   long long macs = 0;
-  if (b.band.data() != nullptr) Kokkos::deep_copy(fc.space, b.band, 0.0);
+  if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
+  int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
   Kokkos::parallel_reduce(
-      "kspecter::extract::assemble_icov",
-      Policy(fc.space, b.P * s.nslots, T::Tune::team, T::Tune::vector),
+      "kspecter::extract::assemble_icov", Policy(fc.space, league, T::Tune::team, T::Tune::vector),
       AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov,
                               b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
       macs);

@@ -31,8 +31,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                ExtractOptions const& opt, StageTimes* times,
                                ExtractHooks const& hooks) {
   check_image_shapes(geom, image.extent(0), image.extent(1), ivar.extent(0), ivar.extent(1));
-  PatchPlan const plan =
-      make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1);
+  int const bundles_per_batch =
+      opt.bundles_per_batch >= 0 ? opt.bundles_per_batch : Tuning<ExecSpace>::bundles_per_batch;
+  PatchPlan const plan = make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1,
+                                         bundles_per_batch);
   opt.validate_range(geom.wavemin, geom.wavemax);
   FrameContext<ExecSpace> const fc{space,
                                    plan,

@@ -17,6 +17,11 @@ struct Tuning {
   static constexpr int vector = 1;  // vector lanes per thread
   /// Threads per patch of band_from_spots (a thread per spot on a GPU).
   static constexpr int band_team = 1;
+  /// Bundles per batch at most (0: as many as the memory budget holds), unless
+  /// ExtractOptions::bundles_per_batch says otherwise. One on the host: a
+  /// bundle's buffers (~250 MB) are reused, touched, by the next bundle, where a batch of
+  /// many bundles first-touches all of them (perf/cpu_profile.md).
+  static constexpr int bundles_per_batch = 1;
 };
 
 /// GPU backends: lanes along the pixel columns of a spot (coalesced) and several threads per
@@ -27,6 +32,7 @@ struct Tuning<ExecSpace, false> {
   static constexpr int team = 8;
   static constexpr int vector = 16;
   static constexpr int band_team = 64;
+  static constexpr int bundles_per_batch = 0;  // a batch as large as the budget: more blocks
 };
 
 }  // namespace kspecter::extract::detail
