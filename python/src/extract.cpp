@@ -95,7 +95,8 @@ void bind_extract(py::module_& m) {
       .def_readwrite("regularize", &extract::ExtractOptions::regularize)
       .def_readwrite("psferr", &extract::ExtractOptions::psferr)
       .def_readwrite("model", &extract::ExtractOptions::model)
-      .def_readwrite("memory_budget", &extract::ExtractOptions::memory_budget);
+      .def_readwrite("memory_budget", &extract::ExtractOptions::memory_budget)
+      .def_readwrite("bundles_per_batch", &extract::ExtractOptions::bundles_per_batch);
   m.def("_extract", &extract, py::arg("image"), py::arg("ivar"), py::arg("psf"), py::arg("options"),
         py::arg("comm_address"), py::arg("gpu"), py::arg("loglevel"),
         "One frame through kspecter's job: (result dict or None off the root rank, stage "
