@@ -46,7 +46,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                    times,
                                    hooks};
   FrameResult res = start_result(plan, fc.shape);
-  Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model);
+  Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model, res);
   ResultArrays<ExecSpace> arrays(fc, ws, res);  // a GPU's: touched while the batches run
 
   for (Batch const& batch : plan.batches) {

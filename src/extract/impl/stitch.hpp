@@ -16,28 +16,32 @@ namespace kspecter::extract::detail {
 /// touched, given the huge-page hint, then zero-filled on threads of their own, one array
 /// each. On one thread in 4 KiB page faults, a full frame's ~150 MB were most of the stitch
 /// on a GPU (perf/gpu_runs.md); with a GPU backend this starts with the frame, so the host
-/// does it while the device extracts.
+/// does it while the device extracts. A host backend's frame arrays are the result's vectors
+/// already (Workspace::output): nothing to do.
 template <class ExecSpace>
 class ResultArrays {
  public:
-  ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, FrameResult& res)
-      : outs_{{ws.flux.data(), ws.flux.span(), &res.flux},
-              {ws.ivar.data(), ws.ivar.span(), &res.ivar},
-              {ws.deconv.data(), ws.deconv.span(), &res.deconvolved_flux},
-              {ws.chi2.data(), ws.chi2.span(), &res.chi2pix},
-              {ws.pixmask.data(), ws.pixmask.span(), &res.pixmask_fraction},
-              {ws.rdiag.data(), ws.rdiag.span(), &res.resolution}} {
-    if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), &res.model});
-    for (Out const& o : outs_) {  // allocation (and its failure) stays on this thread
-      o.dst->reserve(o.size);
-      kspecter::detail::advise_huge_pages(o.dst->data(), o.dst->capacity() * sizeof(double));
+  ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
+               FrameResult& res) {
+    if constexpr (!on_host) {
+      outs_ = {{ws.flux.data(), ws.flux.span(), &res.flux},
+               {ws.ivar.data(), ws.ivar.span(), &res.ivar},
+               {ws.deconv.data(), ws.deconv.span(), &res.deconvolved_flux},
+               {ws.chi2.data(), ws.chi2.span(), &res.chi2pix},
+               {ws.pixmask.data(), ws.pixmask.span(), &res.pixmask_fraction},
+               {ws.rdiag.data(), ws.rdiag.span(), &res.resolution}};
+      if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), &res.model});
+      for (Out const& o : outs_) {  // allocation (and its failure) stays on this thread
+        o.dst->reserve(o.size);
+        kspecter::detail::advise_huge_pages(o.dst->data(), o.dst->capacity() * sizeof(double));
+      }
+      start();
     }
-    if constexpr (!on_host) start();
   }
 
   /// Copies the device arrays into the (touched) result arrays.
   void copy(ExecSpace const& space) {
-    if (touched_.empty()) start();
+    if constexpr (on_host) return;
     for (auto& t : touched_) t.get();
     using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,

@@ -6,6 +6,7 @@
 #include "context.hpp"
 
 #include <kspecter/core/allocate.hpp>
+#include <kspecter/extract/frame.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 #include <kspecter/psf/spots.hpp>
 #include <kspecter/solve/band.hpp>
@@ -92,23 +93,22 @@ class Workspace {
   int weights_x0 = 0, weights_ncol = 0;
   MemoryMeter meter;
 
-  Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model)
+  /// `res`: the frame's result, whose vectors a host backend's frame arrays are (see output).
+  Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
+            FrameResult& res)
       : space_(space), shape_(s) {
-    flux = zeros2("kspecter::extract::flux", s.nspec, s.nwave);
-    ivar = zeros2("kspecter::extract::ivar", s.nspec, s.nwave);
-    deconv = zeros2("kspecter::extract::deconvolved", s.nspec, s.nwave);
-    chi2 = zeros2("kspecter::extract::chi2pix", s.nspec, s.nwave);
-    pixmask = zeros2("kspecter::extract::pixmask", s.nspec, s.nwave);
-    rdiag = allocate_zeroed<decltype(rdiag)>(space_, "kspecter::extract::rdiag", s.nspec,
-                                             2 * s.ndiag + 1, s.nwave);
-    meter.hold(bytes_of(rdiag));
+    flux = output<Array2>("kspecter::extract::flux", res.flux, s.nspec, s.nwave);
+    ivar = output<Array2>("kspecter::extract::ivar", res.ivar, s.nspec, s.nwave);
+    deconv =
+        output<Array2>("kspecter::extract::deconvolved", res.deconvolved_flux, s.nspec, s.nwave);
+    chi2 = output<Array2>("kspecter::extract::chi2pix", res.chi2pix, s.nspec, s.nwave);
+    pixmask = output<Array2>("kspecter::extract::pixmask", res.pixmask_fraction, s.nspec, s.nwave);
+    rdiag = output<decltype(rdiag)>("kspecter::extract::rdiag", res.resolution, s.nspec,
+                                    2 * s.ndiag + 1, s.nwave);
     failed =
         allocate_zeroed<decltype(failed)>(space_, "kspecter::extract::failed", s.nspec, s.nwave);
     meter.hold(bytes_of(failed));
-    if (with_model) {
-      model = allocate_zeroed<Array2>(space_, "kspecter::extract::model", s.npy, s.npx);
-      meter.hold(bytes_of(model));
-    }
+    if (with_model) model = output<Array2>("kspecter::extract::model", res.model, s.npy, s.npx);
     full_wave = allocate<decltype(full_wave)>(space_, "kspecter::extract::full_wave", s.nfull);
     Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         plan.full_wave.data(), plan.full_wave.size());
@@ -222,8 +222,22 @@ class Workspace {
   }
 
  private:
-  Array2 zeros2(char const* name, int a, int b) {
-    auto v = allocate_zeroed<Array2>(space_, name, a, b);
+  // A frame array, zeroed: on a host backend the result's own vector (sized here, given the
+  // huge-page hint), so that the stitch copies nothing; on a GPU a device array that the
+  // stitch copies into that vector (ResultArrays).
+  template <class View, class... Extents>
+  View output(char const* name, std::vector<double>& dst, Extents... extents) {
+    View v;
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+      std::size_t const size = (std::size_t(extents) * ...);
+      dst.clear();
+      dst.reserve(size);
+      kspecter::detail::advise_huge_pages(dst.data(), size * sizeof(double));
+      dst.resize(size);
+      v = View(dst.data(), extents...);
+    } else {
+      v = allocate_zeroed<View>(space_, name, extents...);
+    }
     meter.hold(bytes_of(v));
     return v;
   }
