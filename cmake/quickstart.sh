@@ -31,9 +31,10 @@ prefix="$(bash "$root/cmake/bootstrap-deps.sh" | sed -n 's/^KOKKOS_PREFIX=//p')"
 if [ "$mode" = sanitize ]; then
   (cd "$root" && cmake --preset asan-ubsan -B "$build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null)
 else
-  # The Python package too (its pytest suite is one of the tests), for Debian's python3.
+  # The Python package too (its pytest suite is one of the tests), for Debian's python3; for
+  # this machine's CPU, since it builds and runs here (KSPECTER_NATIVE).
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-    -DKSPECTER_ENABLE_PYTHON=ON >/dev/null
+    -DKSPECTER_ENABLE_PYTHON=ON -DKSPECTER_NATIVE=ON >/dev/null
 fi
 cmake --build "$build" -j "$jobs"
 echo "quickstart: built in $(( $(date +%s) - t0 )) s"
