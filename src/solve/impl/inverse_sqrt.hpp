@@ -105,10 +105,15 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
         });
       });
     } else {
+      // w once, in place of p (the same doubles as forming it in every row: no contraction
+      // on the host, see CMakeLists.txt), then two products per element.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                           [&](int j) { pv[j] = pv[j] - half * row[j]; });
+      team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int i) {
         double* ai = a1 + i * m;
-        double const vi = row[i], wi = pv[i] - half * vi;
-        for (int j = 0; j < r; ++j) ai[j] -= vi * (pv[j] - half * row[j]) + wi * row[j];
+        double const vi = row[i], wi = pv[i];
+        for (int j = 0; j < r; ++j) ai[j] -= vi * pv[j] + wi * row[j];
       });
     }
     team.team_barrier();
