@@ -41,15 +41,17 @@ class ResultArrays {
 
   /// Copies the device arrays into the (touched) result arrays.
   void copy(ExecSpace const& space) {
-    if constexpr (on_host) return;
-    for (auto& t : touched_) t.get();
-    using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,
-                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
-    for (Out const& o : outs_)
-      Kokkos::deep_copy(space, Flat(o.dst->data(), o.size), FlatDev(o.src, o.size));
-    space.fence();
+    if constexpr (!on_host) {
+      for (auto& t : touched_) t.get();
+      using Flat =
+          Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,
+                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
+      for (Out const& o : outs_)
+        Kokkos::deep_copy(space, Flat(o.dst->data(), o.size), FlatDev(o.src, o.size));
+      space.fence();
+    }
   }
 
  private:
