@@ -38,7 +38,12 @@ struct ModelChi2 {
     }
   };
 
-  // chi^2 of a pixel whose model is known (W > 0 on the CCD).
+  // A pixel that gets a model and a chi^2: on the CCD, with W > 0.
+  KOKKOS_INLINE_FUNCTION bool usable(int y, int x) const {
+    return y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0;
+  }
+
+  // chi^2 of a pixel whose model is known (a usable one).
   KOKKOS_INLINE_FUNCTION double chi2_of(int y, int x, double model) const {
     double const wv = w(y, x);
     double const e = psferr * model + 1e-32;
@@ -61,9 +66,7 @@ struct ModelChi2 {
     for (int r = 0; r < nrow; ++r) {
       int const y = y0 + r;
       for (int c = 0; c < ncol; ++c) {
-        int const x = x0 + c;
-        bool const ok = y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0;
-        out[r * ncol + c] = ok ? 0.0 : nan;
+        out[r * ncol + c] = usable(y, x0 + c) ? 0.0 : nan;
       }
     }
     long long cnt = 0;
@@ -116,7 +119,7 @@ struct ModelChi2 {
               [&](int c, long long& rc) {
                 int const x = x0 + c;
                 double out = -1.0;
-                if (y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0) {
+                if (usable(y, x)) {
                   double const model =
                       gather(x, y, r, p * nslots, nfib, fib0, w0, Solution{rhs, p, m}, rc);
                   out = chi2_of(y, x, model);

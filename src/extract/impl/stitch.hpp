@@ -23,7 +23,7 @@ class ResultArrays {
  public:
   ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
                FrameResult& res) {
-    if constexpr (!on_host) {
+    if constexpr (!Workspace<ExecSpace>::results_in_place) {
       outs_ = {{ws.flux.data(), ws.flux.span(), &res.flux},
                {ws.ivar.data(), ws.ivar.span(), &res.ivar},
                {ws.deconv.data(), ws.deconv.span(), &res.deconvolved_flux},
@@ -31,17 +31,14 @@ class ResultArrays {
                {ws.pixmask.data(), ws.pixmask.span(), &res.pixmask_fraction},
                {ws.rdiag.data(), ws.rdiag.span(), &res.resolution}};
       if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), &res.model});
-      for (Out const& o : outs_) {  // allocation (and its failure) stays on this thread
-        o.dst->reserve(o.size);
-        kspecter::detail::advise_huge_pages(o.dst->data(), o.dst->capacity() * sizeof(double));
-      }
+      for (Out const& o : outs_) reserve_huge(*o.dst, o.size);  // allocation stays here
       start();
     }
   }
 
   /// Copies the device arrays into the (touched) result arrays.
   void copy(ExecSpace const& space) {
-    if constexpr (!on_host) {
+    if constexpr (!Workspace<ExecSpace>::results_in_place) {
       for (auto& t : touched_) t.get();
       using Flat =
           Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -55,8 +52,6 @@ class ResultArrays {
   }
 
  private:
-  static constexpr bool on_host =
-      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   struct Out {
     double const* src;
     std::size_t size;

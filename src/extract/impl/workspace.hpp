@@ -36,6 +36,14 @@ std::size_t bytes_of(View const& v) {
   return v.span() * sizeof(typename View::value_type);
 }
 
+/// Makes room for n elements of a result vector, untouched, with the huge-page hint (its pages
+/// are written whole right after).
+inline void reserve_huge(std::vector<double>& v, std::size_t n) {
+  v.clear();
+  v.reserve(n);
+  kspecter::detail::advise_huge_pages(v.data(), v.capacity() * sizeof(double));
+}
+
 /// The batch buffers of one batch: the first P patches' share of the workspace.
 template <class ExecSpace>
 struct BatchViews {
@@ -63,6 +71,9 @@ class Workspace {
   using T = Types<ExecSpace>;
   using mem = typename ExecSpace::memory_space;
   using Array2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
+  /// The frame arrays are the result's own vectors (host memory), so the stitch copies nothing.
+  static constexpr bool results_in_place =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
 
   // Frame arrays: the outputs the batches fill.
   Array2 flux, ivar, deconv, chi2, pixmask;                 // [nspec][nwave]
@@ -228,11 +239,9 @@ class Workspace {
   template <class View, class... Extents>
   View output(char const* name, std::vector<double>& dst, Extents... extents) {
     View v;
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    if constexpr (results_in_place) {
       std::size_t const size = (std::size_t(extents) * ...);
-      dst.clear();
-      dst.reserve(size);
-      kspecter::detail::advise_huge_pages(dst.data(), size * sizeof(double));
+      reserve_huge(dst, size);
       dst.resize(size);
       v = View(dst.data(), extents...);
     } else {
