@@ -7,6 +7,7 @@
 #include <kspecter/core/error.hpp>
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
@@ -75,9 +76,10 @@ FitsHeader header_of(fitsfile* f, int& status) {
 // CFITSIO's fits_write_chksum stamps the time into them, so the same data would give
 // different bytes on every run. The keywords are placed first (the header's size is then
 // final), the data unit is summed once (fits_write_chksum and fits_get_chksum would read it
-// twice: a full frame's write spent a third of its time there), then the header, its CHECKSUM
-// still zeros, is summed onto DATASUM and CHECKSUM is that sum's complement.
-void write_checksums(fitsfile* f, int& status) {
+// twice: a full frame's write spent a third of its time there) or not at all when its sum is
+// `known` (summed from memory as it was written), then the header, its CHECKSUM still zeros,
+// is summed onto DATASUM and CHECKSUM is that sum's complement.
+void write_checksums(fitsfile* f, std::optional<unsigned long> known, int& status) {
   fits_update_key_str(f, "CHECKSUM", const_cast<char*>("0000000000000000"), "HDU checksum",
                       &status);
   fits_update_key_str(f, "DATASUM", const_cast<char*>("0"), "data unit checksum", &status);
@@ -87,8 +89,8 @@ void write_checksums(fitsfile* f, int& status) {
   if (status) return;
   constexpr LONGLONG block = 2880;
   constexpr int kReportEof = 0;  // fitsio2.h's REPORT_EOF: reading past the end is an error
-  unsigned long datasum = 0;
-  if (end > data) {
+  unsigned long datasum = known.value_or(0);
+  if (!known && end > data) {
     ffmbyt(f, data, kReportEof, &status);
     ffcsum(f, long((end - data + block - 1) / block), &datasum, &status);
   }
@@ -330,6 +332,44 @@ void FitsReader::check_compressed_tiles() const {
   if (!problem.empty()) fail("cannot read pixels: " + problem);
 }
 
+std::optional<long long> FitsReader::plain_float_data() const {
+  int status = 0, bitpix = 0;
+  if (fits_is_compressed_image(f_.get(), &status) || status) return std::nullopt;
+  check(fits_get_img_type(f_.get(), &bitpix, &status), "cannot read BITPIX");
+  if (bitpix != FLOAT_IMG) return std::nullopt;
+  if (key_double("BSCALE").value_or(1.0) != 1.0 || key_double("BZERO").value_or(0.0) != 0.0)
+    return std::nullopt;
+  LONGLONG head = 0, data = 0, end = 0;
+  check(fits_get_hduaddrll(f_.get(), &head, &data, &end, &status), "cannot locate the data");
+  return static_cast<long long>(data);
+}
+
+void FitsReader::read_bytes(long long offset, std::size_t bytes, void* dst) const {
+  auto const end = static_cast<unsigned long long>(offset) + bytes;
+  if (offset < 0 || end > static_cast<unsigned long long>(size_))
+    fail("cannot read bytes " + std::to_string(offset) + ".." + std::to_string(end) +
+         ": beyond the end of the file");
+  if (gzipped()) {
+    std::memcpy(dst, memory_.data() + offset, bytes);
+    return;
+  }
+  int const fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(std::string("cannot open for reading: ") + std::strerror(errno));
+  auto* to = static_cast<char*>(dst);
+  std::size_t done = 0;
+  while (done < bytes) {
+    ssize_t const got = ::pread(fd, to + done, bytes - done, off_t(offset + (long long)done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      std::string const why = got < 0 ? std::strerror(errno) : "the file ended";
+      ::close(fd);
+      fail("cannot read bytes at " + std::to_string(offset + (long long)done) + ": " + why);
+    }
+    done += std::size_t(got);
+  }
+  ::close(fd);
+}
+
 int FitsReader::equiv_bitpix() const {
   int status = 0, bitpix = 0;
   check(fits_get_img_equivtype(f_.get(), &bitpix, &status), "cannot read BITPIX");
@@ -395,7 +435,9 @@ void FitsWriter::commit() {
   for (int i = nhdu; i >= 1 && status == 0; --i) {
     int type = 0;
     fits_movabs_hdu(f, i, &type, &status);
-    write_checksums(f, status);
+    auto const known = datasums_.find(i);
+    write_checksums(f, known == datasums_.end() ? std::nullopt : std::optional(known->second),
+                    status);
   }
   check(status, "", "write the checksums");
   fits_close_file(f_.release(), &status);

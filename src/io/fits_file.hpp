@@ -8,6 +8,7 @@
 #pragma once
 
 #include "atomic_output.hpp"
+#include "fits_datasum.hpp"
 #include "fits_support.hpp"
 
 #include <kspecter/io/fits_header.hpp>
@@ -17,9 +18,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kspecter::io {
@@ -86,6 +90,13 @@ class FitsReader {
   /// Fails ("cannot read pixels: tile ...") when the current HDU is a RICE_1 tile-compressed
   /// image with a tile CFITSIO would decode past its end (rice_tiles.hpp); read_pixels calls it.
   void check_compressed_tiles() const;
+  /// The byte offset of the current image's data in the (decompressed) file when its values
+  /// lie there as they are: big-endian float32 (BITPIX -32), no BSCALE or BZERO to apply, not
+  /// tile-compressed; nullopt for any other image.
+  std::optional<long long> plain_float_data() const;
+  /// Copies `bytes` bytes at `offset` of the (decompressed) file into `dst`; fails on a short
+  /// read. Uses no CFITSIO state: other threads may call it while this one reads on.
+  void read_bytes(long long offset, std::size_t bytes, void* dst) const;
   /// Reads the `n` values of the current image as `datatype` (a CFITSIO type code matching
   /// T) in blocks, handing each to `put(index, value)`.
   template <class T, class Put>
@@ -152,6 +163,11 @@ class FitsWriter {
   void* memory_ = nullptr;  // the FITS bytes of a .gz output, grown by CFITSIO (realloc)
   std::size_t memory_size_ = 0;
   FitsPtr f_;
+  // DATASUM of the image HDUs (by number) whose data image() summed from memory; commit()
+  // sums the others from the file.
+  std::map<int, unsigned long> datasums_;
+  template <class T>
+  void remember_datasum(int bitpix, int datatype, T const* data, long long n);
 };
 
 /// A FITS file built in memory, an empty primary HDU first (tables carried as FitsTable).
@@ -205,6 +221,24 @@ void FitsWriter::image(char const* extname, int bitpix, int datatype, std::vecto
   for (long a : naxes) n *= a;
   if (n > 0) fits_write_img(f_.get(), datatype, 1, n, const_cast<T*>(data), &status);
   check(status, extname, "write the image");
+  remember_datasum(bitpix, datatype, data, n);
+}
+
+// The stored words are the values' own bits (with the sign bit of unsigned 32-bit values
+// flipped: BZERO = 2^31) for uncompressed float, double and unsigned images; other kinds are
+// left to commit().
+template <class T>
+void FitsWriter::remember_datasum(int bitpix, int datatype, T const* data, long long n) {
+  bool const plain = (std::is_same_v<T, float> && bitpix == FLOAT_IMG && datatype == TFLOAT) ||
+                     (std::is_same_v<T, double> && bitpix == DOUBLE_IMG && datatype == TDOUBLE) ||
+                     (std::is_same_v<T, unsigned> && bitpix == ULONG_IMG && datatype == TUINT);
+  int status = 0, hdu = 0;
+  if (!plain || fits_is_compressed_image(f_.get(), &status) || status) return;
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+    std::uint32_t const flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
+    fits_get_hdu_num(f_.get(), &hdu);
+    datasums_[hdu] = fits_datasum(data, static_cast<std::size_t>(n), flip);
+  }
 }
 
 }  // namespace kspecter::io

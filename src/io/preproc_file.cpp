@@ -2,6 +2,7 @@
 #include "fits_file.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/huge_pages.hpp>
 #include <kspecter/core/version.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
@@ -9,6 +10,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <future>
 #include <limits>
 
 namespace kspecter::io {
@@ -52,10 +55,40 @@ void read_mask(FitsReader const& in, long long n, std::vector<int>& mask) {
   }
 }
 
-void read_float_image(FitsReader const& in, long long n, std::vector<float>& out) {
+// Big-endian float32 values at byte `at` of the file, copied into `out` a chunk at a time and
+// byte-swapped while the chunk is in cache. `out` gets the huge-page hint: written whole.
+void copy_plain_floats(FitsReader const& in, long long at, std::size_t n, std::vector<float>& out) {
+  reserve_huge(out, n);
+  out.resize(n);
+  constexpr std::size_t chunk = std::size_t(1) << 18;  // 1 MiB of values
+  for (std::size_t first = 0; first < n; first += chunk) {
+    std::size_t const m = std::min(chunk, n - first);
+    float* const v = out.data() + first;
+    in.read_bytes(at + static_cast<long long>(first * sizeof(float)), m * sizeof(float), v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (std::size_t i = 0; i < m; ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, v + i, sizeof u);
+      u = __builtin_bswap32(u);
+      std::memcpy(v + i, &u, sizeof u);
+    }
+#endif
+  }
+}
+
+// The current image as floats. One stored as desispec writes IMAGE and IVAR (float32,
+// unscaled, not compressed) is copied from the file on a thread of its own, which the
+// returned future stands for, while this thread reads on (CFITSIO stays on this thread: its
+// file state is not shared). Any other is read here through CFITSIO (invalid future): as
+// doubles with BSCALE/BZERO applied, then rounded to float.
+std::future<void> read_float_image(FitsReader const& in, long long n, std::vector<float>& out) {
+  if (auto const at = in.plain_float_data())
+    return std::async(std::launch::async,
+                      [&in, at = *at, n, &out] { copy_plain_floats(in, at, std::size_t(n), out); });
   out.resize(static_cast<std::size_t>(n));
   in.read_pixels<double>(TDOUBLE, n,
                          [&](long long i, double v) { out[std::size_t(i)] = float(v); });
+  return {};
 }
 
 // ---------------------------------------------------------------- writing helpers
@@ -133,11 +166,12 @@ PreprocImage read_preproc(std::string const& path) {
   img.ny = static_cast<int>(ax[1]);
   img.header = in.header();
   long long const n = static_cast<long long>(img.nx) * img.ny;
-  read_float_image(in, n, img.image);
+  // Destroyed (joined) before `in` and `img`, also when this thread throws.
+  std::future<void> image = read_float_image(in, n, img.image);
 
   in.move_to("IVAR");
   shape_2d(in, img.nx, img.ny);
-  read_float_image(in, n, img.ivar);
+  std::future<void> ivar = read_float_image(in, n, img.ivar);
 
   in.move_to("MASK");
   shape_2d(in, img.nx, img.ny);
@@ -152,6 +186,8 @@ PreprocImage read_preproc(std::string const& path) {
     img.fibermap = in.table();
   }
 
+  for (std::future<void>* f : {&image, &ivar})
+    if (f->valid()) f->get();
   // Exclude pixels as desispec does and make bad numbers harmless (see the header).
   for (std::size_t i = 0; i < std::size_t(n); ++i) {
     bool const image_ok = std::isfinite(img.image[i]);

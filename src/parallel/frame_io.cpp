@@ -1,6 +1,7 @@
 #include "frame_setup.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/huge_pages.hpp>
 #include <kspecter/extract/frame_scores.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
@@ -13,8 +14,13 @@ namespace kspecter::parallel {
 
 namespace {
 
+// A frame's float32 arrays (its resolution alone 12.8 M values): a fresh vector faulted in on
+// 4 KiB pages took three times as long as the rounding (perf/gpu_runs.md, session 7).
 std::vector<float> to_float(std::vector<double> const& v) {
-  return std::vector<float>(v.begin(), v.end());
+  std::vector<float> out;
+  reserve_huge(out, v.size());
+  out.assign(v.begin(), v.end());
+  return out;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // that a failure to get their memory is thrown as what it is: kspecter::OutOfMemory.
 #pragma once
 
+#include <kspecter/core/huge_pages.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -11,29 +13,7 @@
 #include <string>
 #include <type_traits>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 namespace kspecter {
-
-namespace detail {
-
-inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::size_t huge = std::size_t(2) << 20;
-  if (data == nullptr || bytes < 2 * huge) return;
-  auto const begin = reinterpret_cast<std::uintptr_t>(data);
-  auto const first = (begin + huge - 1) & ~std::uintptr_t(huge - 1);
-  auto const last = (begin + bytes) & ~std::uintptr_t(huge - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
-
-}  // namespace detail
 
 /// The memory of a View could not be had. Kokkos 3.4 to 4.6 and its develop branch report a
 /// failed View allocation as a std::runtime_error, worded differently in each version (3.4's

@@ -36,14 +36,6 @@ std::size_t bytes_of(View const& v) {
   return v.span() * sizeof(typename View::value_type);
 }
 
-/// Makes room for n elements of a result vector, untouched, with the huge-page hint (its pages
-/// are written whole right after).
-inline void reserve_huge(std::vector<double>& v, std::size_t n) {
-  v.clear();
-  v.reserve(n);
-  kspecter::detail::advise_huge_pages(v.data(), v.capacity() * sizeof(double));
-}
-
 /// The batch buffers of one batch: the first P patches' share of the workspace.
 template <class ExecSpace>
 struct BatchViews {
