@@ -21,6 +21,12 @@ void print_build(RuntimeInfo const& i) {
   std::printf("\n");
 }
 
+#ifdef KSPECTER_HAVE_MPI
+char const* const mpi_off_reason = "not started (no launcher)";
+#else
+char const* const mpi_off_reason = "disabled (built without MPI)";
+#endif
+
 std::string fallback_or_none() {
   std::string const twin = cpu_fallback();
   return twin.empty() ? "none" : twin;
@@ -60,7 +66,7 @@ int run_info(int argc, char** argv) {
   }
   if (gpu.gpu_backend) std::printf("cpu fallback      %s\n", fallback_or_none().c_str());
   std::printf("mpi               %s, %d rank%s (%d on this node)\n",
-              s.env->mpi_enabled() ? "enabled" : "disabled", s.env->size(),
+              s.env->mpi_enabled() ? "enabled" : mpi_off_reason, s.env->size(),
               s.env->size() == 1 ? "" : "s", s.env->local_size());
   return 0;
 }

@@ -44,17 +44,33 @@ int default_threads(int local_size) {
 }
 }  // namespace
 
+namespace {
+// What mpiexec, mpirun (Open MPI, MPICH, Intel MPI, PMIx launchers) and srun put in the
+// environment of every process they start.
+constexpr char const* launcher_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                              "SLURM_PROCID"};
+}  // namespace
+
 int launcher_rank() {
-  for (char const* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+  for (char const* var : launcher_rank_vars)
     if (char const* v = std::getenv(var)) return std::atoi(v);
   return 0;
+}
+
+bool started_by_launcher() {
+  for (char const* var : launcher_rank_vars)
+    if (std::getenv(var)) return true;
+  return false;
 }
 
 Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt) {
 #ifdef KSPECTER_HAVE_MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!opt.mpi && !initialized) {
+  // A process started by hand would be an MPI world of one: its MPI start-up (a singleton's,
+  // 0.6-1.1 s with Open MPI 4.1; perf/gpu_runs.md) would buy nothing.
+  bool const wanted = opt.mpi && started_by_launcher();
+  if (!wanted && !initialized) {
     // Nothing to coordinate: stay out of MPI (and of what its start-up does to the process),
     // but know the launcher's rank so that only one process of `mpiexec -n N` does the work.
     rank_ = launcher_rank();

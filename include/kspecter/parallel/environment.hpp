@@ -11,7 +11,9 @@ struct EnvironmentOptions {
   int num_threads = -1;  // host threads per rank; -1: OMP_NUM_THREADS when set, else the
                          // cores this rank may use, shared among the node's unbound ranks
   int device_id = -1;    // GPU ordinal; -1: node-local rank modulo the GPUs on the node
-  bool mpi = true;       // false: a single-process tool that never needs MPI (size 1)
+  bool mpi = true;       // false: a single-process tool that never needs MPI (size 1).
+                         // true: MPI starts when a launcher started this process
+                         // (started_by_launcher); a process started by hand runs alone.
   std::vector<std::string> kokkos_args;  // --kokkos-* flags for Kokkos, as the user gave them
 };
 
@@ -19,6 +21,9 @@ struct EnvironmentOptions {
 /// when none does. Known before MPI is up: lets one process of a job speak for all of them
 /// about errors every rank sees alike (bad arguments).
 int launcher_rank();
+
+/// True when mpiexec, mpirun or srun started this process (their rank variable is set).
+bool started_by_launcher();
 
 /// RAII owner of MPI_Init/MPI_Finalize and Kokkos::initialize/finalize. One per process.
 class Environment {
