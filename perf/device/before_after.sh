@@ -6,7 +6,8 @@
 # on one plain full-frame preproc, frames compared bitwise between the trees; then the
 # benchmarks named by $KSPECTER_EXTRA_BENCH (this tree only). KSPECTER_CHECK_CPU=1 adds, for
 # this tree, the pulls against the truth and the frame of OpenMP on the 16 host cores against
-# CUDA's.
+# CUDA's. KSPECTER_IO_BENCH=1 builds bench_read_preproc and bench_write_frame in both trees and
+# runs them interleaved (the CLI's preproc, a full frame).
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
@@ -28,6 +29,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version 
 for tree in after before; do
   src="$here" extra="${KSPECTER_EXTRA_BENCH:-}"  # more benchmarks: this tree only
   [ "$tree" = before ] && src="$here/.gpu-before" extra=""
+  [ "${KSPECTER_IO_BENCH:-0}" = 1 ] && extra="$extra bench_read_preproc bench_write_frame"
   note "build $tree"
   OUT=/tmp/build-$tree KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$src" \
     KSPECTER_DEVICE_BUILD="$here/build-device-$tree" KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract $extra" \
@@ -93,6 +95,15 @@ extract() {  # tree run
       -i $e/preproc.fits -p "$psf" -o $e/frame-omp.fits --backend openmp --no-truth > /dev/null 2>&1
     echo "== after: cuda vs openmp (16 threads)"
     cli after compare $e/frame-after-1.fits $e/frame-omp.fits
+  fi
+  if [ "${KSPECTER_IO_BENCH:-0}" = 1 ]; then
+    for k in 0 1; do
+      for tree in before after; do
+        echo "== $tree, round $k: read the preproc, write a frame"
+        "$here/build-device-$tree/perf/bench_read_preproc" $e/preproc.fits --repeat 5 | head -n 2
+        "$here/build-device-$tree/perf/bench_write_frame" --reps 5 --dir /tmp
+      done
+    done
   fi
   echo "== after run 1: stage lines"
   grep -E "stitch|upload|extract_frame|wrote|read" "$out/extract-after-1.log" | head -n 20
