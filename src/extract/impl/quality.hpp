@@ -147,6 +147,26 @@ struct Chi2PixMask {
   Kokkos::View<const int*, typename ExecSpace::memory_space> info;
   typename T::Out2 chi2pix, pixmask;
   int ncslots, m, wavepad, sny, snx, npix_y, npix_x, nspec, nrow_max;
+
+  /// Row iy of spot (f, wb) on the host: masked (m1), chi^2-weighted (n1) and usable (d1)
+  /// spot sums.
+  KOKKOS_INLINE_FUNCTION void host_row(int p, int f, int wb, int iy, int xs, int y, int r, int nrow,
+                                       int ncol, int x0, double& m1, double& n1, double& d1) const {
+    bool const row_on = y >= 0 && y < npix_y, row_in = row_on && r >= 0 && r < nrow;
+    for (int ix = 0; ix < snx; ++ix) {
+      int const x = xs + ix, cc = x - x0;
+      double const sv = spots(f, wb, iy, ix);
+      bool const on = row_on && x >= 0 && x < npix_x;
+      bool const inwin = row_in && on && cc >= 0 && cc < ncol;
+      double const v = inwin ? pix(p, r * ncol + cc) : 0.0;
+      if (!on || (inwin && v < 0)) m1 += sv;
+      if (inwin && v >= 0) {
+        n1 += sv * v;
+        d1 += sv;
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
     int const p = t.league_rank() / ncslots, c = t.league_rank() % ncslots;
     if (c >= ptab(p).ncore) return;
@@ -167,6 +187,15 @@ struct Chi2PixMask {
           for (int iy = 0; iy < sny; ++iy) {
             int const y = ys + iy, r = y - y0;
             double n1 = 0, d1 = 0, m1 = 0;
+            if constexpr (T::Tune::host_loops) {
+              // One pass over the row for the three sums, each in the order of its own
+              // pass below (the same doubles).
+              host_row(p, f, wb, iy, xs, y, r, nrow, ncol, x0, m1, n1, d1);
+              num += n1;
+              den += d1;
+              msk += m1;
+              continue;
+            }
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(t, snx),
                 [&](int ix, double& acc) {
