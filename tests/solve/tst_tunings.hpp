@@ -27,14 +27,15 @@ using mem = TEST_EXECSPACE::memory_space;
 /// every `coalesce` branch.
 struct GpuLike {
   static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
-  static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024;
+  static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024, eig_matrices = 1;
   static constexpr bool coalesce = true, host_simd = false;
 };
 
-/// The host shape without the run-time dispatched SIMD kernels (the portable path).
+/// The host shape without the run-time dispatched SIMD kernels (the portable path), two
+/// matrices a team (paired QL chains).
 struct Portable {
   static constexpr int mr = 4, nr = 4, quantum = 16, pad = 0, block = 64, max_tile = 80;
-  static constexpr int team_size = 1, eig_team_size = 1, eig_stage = 0;
+  static constexpr int team_size = 1, eig_team_size = 1, eig_stage = 0, eig_matrices = 2;
   static constexpr bool coalesce = false, host_simd = false;
 };
 

@@ -9,6 +9,7 @@
 #include <kspecter/solve/batched.hpp>
 #include <string>
 
+#include "ql_chain.hpp"
 #include "team_gemm.hpp"
 #include "tuning.hpp"
 #include "unroll.hpp"
@@ -252,94 +253,32 @@ KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt,
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, double* d, double* e,
                                                 double* cs, double* sn, int* st, double* zt) {
-  constexpr double eps = 2.220446049250313e-16;
-  constexpr int maxit = 60;
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    st[0] = 0;  // l: first eigenvalue not yet converged
-    st[1] = 0;  // sweeps spent on l
-    st[4] = 0;  // 0 running, 1 converged, 2 failed
+    st[0] = 0;  // QlChain::l
+    st[1] = 0;  // QlChain::iter
+    st[4] = 0;  // QlChain::status
   });
   team.team_barrier();
   while (true) {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      int l = st[0], iter = st[1];
-      st[2] = 0;
-      st[3] = -1;  // rotations to apply: indices st[3] down to st[2]
-      while (true) {
-        if (l >= m) {
-          st[4] = 1;
-          break;
+      QlChain<Tune::coalesce> q;
+      q.m = m;
+      q.d = d;
+      q.e = e;
+      q.cs = cs;
+      q.sn = sn;
+      q.l = st[0];
+      q.iter = st[1];
+      if (q.begin()) {
+        while (q.step()) {
         }
-        int mm = l;
-        for (; mm + 1 < m; ++mm) {
-          double const dd = compat::fabs(d[mm]) + compat::fabs(d[mm + 1]);
-          if (compat::fabs(e[mm]) <= eps * dd) break;
-        }
-        if (mm == l) {
-          ++l;
-          iter = 0;
-          continue;
-        }
-        if (++iter > maxit) {
-          st[4] = 2;
-          break;
-        }
-        // Shift from the leading 2 x 2 block, then chase the bulge from mm - 1 down to l.
-        double g = (d[l + 1] - d[l]) / (2.0 * e[l]);
-        double r = hypot2(g, 1.0);
-        g = d[mm] - d[l] + e[l] / (g + (g >= 0.0 ? r : -r));
-        double s = 1.0, c = 1.0, p = 0.0;
-        int i = mm - 1;
-        bool deflated = false;
-        for (; i >= l; --i) {
-          double const f = s * e[i];
-          double const bb = c * e[i];
-          double rinv;
-          if constexpr (Tune::coalesce) {
-            // GPU: this chain runs on one thread while the team waits (half the kernel's
-            // stalls): one reciprocal square root instead of a square root and a division.
-            double const q = f * f + g * g;
-            if (q > 1e-300 && q < 1e300) {
-              rinv = compat::rsqrt(q);
-              r = q * rinv;
-            } else {  // squares out of range (or zero)
-              r = hypot2(f, g);
-              rinv = 1.0 / r;
-            }
-          } else {
-            r = compat::sqrt(f * f + g * g);
-            if (!(r > 1e-150 && r < 1e150)) r = hypot2(f, g);  // squares out of range
-            rinv = 1.0 / r;
-          }
-          e[i + 1] = r;
-          if (r == 0.0) {  // exact split: the rotations so far stand, restart on the rest
-            d[i + 1] -= p;
-            e[mm] = 0.0;
-            deflated = true;
-            break;
-          }
-          s = f * rinv;
-          c = g * rinv;
-          g = d[i + 1] - p;
-          r = (d[i] - g) * s + 2.0 * c * bb;
-          p = s * r;
-          d[i + 1] = g + p;
-          g = c * r - bb;
-          cs[i] = c;
-          sn[i] = s;
-        }
-        st[2] = i + 1;
-        st[3] = mm - 1;
-        if (!deflated) {
-          d[l] -= p;
-          e[l] = g;
-          e[mm] = 0.0;
-        }
-        if (!(compat::isfinite(d[l]) && compat::isfinite(g))) st[4] = 2;
-        break;
+        q.end();
       }
-      st[0] = l;
-      st[1] = iter;
+      st[0] = q.l;
+      st[1] = q.iter;
+      st[2] = q.lo;
+      st[3] = q.hi;
+      st[4] = q.status;
     });
     team.team_barrier();
     int const lo = st[2], hi = st[3], status = st[4];
@@ -359,6 +298,100 @@ KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, doubl
 // iteration does not converge, gets Q = 0 (the caller's ivar = 0), never NaN.
 namespace detail {
 
+/// Symmetrises A (a no-op for the exactly symmetric blocks of inverse_diagonal_blocks) and
+/// reduces it to the tridiagonal (d, e) = vec[0, 2m) with its eigenvector basis in zt.
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void eig_prepare(Member const& team, double* A, int m, double* vec,
+                                        double* zt) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+    for (int j = 0; j < i; ++j) {
+      double const v = 0.5 * (A[i * m + j] + A[j * m + i]);
+      A[i * m + j] = v;
+      A[j * m + i] = v;
+    }
+  });
+  team.team_barrier();
+  double *d = vec, *e = vec + m, *tau = vec + 2 * m, *pv = vec + 3 * m;
+  team_tridiagonalize<Tune>(team, A, m, d, e, tau, pv);
+  team_form_zt<Tune>(team, A, m, tau, zt);
+}
+
+/// A = ztᵀ diag(max(d, clip d_max)^-1/2) zt once the QL iteration converged (`ok`), else 0.
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work, double* A, int m,
+                                       double const* d, double* zt, bool ok, double clip, int gtr,
+                                       int gtn) {
+  double wmax = 0.0;
+  Kokkos::single(
+      Kokkos::PerTeam(team),
+      [&](double& v) {
+        v = d[0];
+        for (int i = 1; i < m; ++i) v = d[i] > v ? d[i] : v;
+      },
+      wmax);
+  ok = ok && wmax > 0.0 && compat::isfinite(wmax);
+  int bad = 0;
+  if (ok) {
+    double const floor = clip * wmax;
+    // Rows of zt are eigenvectors: scale row i by w_i^(-1/4), then Q = ztᵀ zt.
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, m),
+        [&](int i, int& nbad) {
+          double const w = d[i] > floor ? d[i] : floor;
+          double const sc = 1.0 / compat::sqrt(compat::sqrt(w));
+          double* zi = zt + i * m;
+          int local = 0;
+          for (int j = 0; j < m; ++j) {
+            zi[j] *= sc;
+            local += compat::isfinite(zi[j]) ? 0 : 1;
+          }
+          nbad += local;
+        },
+        bad);
+  }
+  if (ok && bad == 0) {
+    GemmArgs const g =
+        gemm(m, m, m, 1.0, Operand{zt, 1, m}, Operand{zt, 1, m}, 0.0, A, m, 0u, gtr, gtn);
+    team_gemm<Tune>(team, work, g);
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
+      for (int j = 0; j < m; ++j) A[i * m + j] = 0.0;
+    });
+  }
+}
+
+/// The QL iterations of a team's `count` matrices (vec[k], zt[k] from eig_prepare): two on
+/// one host thread run their chains together (host_ql_pair), otherwise one after the other.
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void eig_iterate(Member const& team, int m, int count, double* const* vec,
+                                        double* const* zt, int* st, bool* ok) {
+  if constexpr (Tune::eig_matrices == 2 && !Tune::coalesce) {
+    if (count == 2 && team.team_size() == 1) {
+      QlChain<false> q[2];
+      for (int k = 0; k < 2; ++k) {
+        q[k].m = m;
+        q[k].d = vec[k];
+        q[k].e = vec[k] + m;
+        q[k].cs = vec[k] + 4 * m;
+        q[k].sn = vec[k] + 5 * m;
+      }
+      bool done[2] = {false, false};
+      host_ql_pair(
+          q,
+          [&](int k, int lo, int hi) {
+            apply_rotation_chain<Tune>(team, zt[k], m, q[k].cs, q[k].sn, lo, hi);
+          },
+          done);
+      ok[0] = done[0];
+      ok[1] = done[1];
+      return;
+    }
+  }
+  for (int k = 0; k < count; ++k)
+    ok[k] = team_tridiagonal_ql<Tune>(team, m, vec[k], vec[k] + m, vec[k] + 4 * m, vec[k] + 5 * m,
+                                      st, zt[k]);
+}
+
 template <class Tune, class ExecSpace>
 void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                        double rel_clip) {
@@ -376,94 +409,57 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
     throw ParameterError("solve::inverse_sqrt: rel_clip must be in (0, 1), got " +
                          std::to_string(rel_clip));
   if (nmat == 0 || m == 0) return;
+  constexpr int per = Tune::eig_matrices;  // matrices per team
+  static_assert(per == 1 || per == 2, "inverse_sqrt: one or two matrices per team");
   int const gtr = detail::tile_for<Tune>(m);
   int const gtn = detail::tile_for<Tune>(m);
-  // Six vectors of m for the QL chain: level 0 when they leave room for GEMM staging.
+  // Six vectors of m for each matrix's QL chain: level 0 when they leave room for GEMM
+  // staging.
   int const nvec = 6 * m;
   int const ints = 8;
   int const int_bytes = int(IScratch::shmem_size(ints));
-  int const vec_bytes = int(Scratch::shmem_size(nvec));
+  int const vec_bytes = int(Scratch::shmem_size(per * nvec));
   bool const vec_in_l0 = Policy::scratch_size_max(0) - vec_bytes - int_bytes - 256 >=
                          int(sizeof(double)) * 8 * 2 * (Tune::max_tile + Tune::pad);
   int const extra_l0 = int_bytes + (vec_in_l0 ? vec_bytes : 0);
   int stage = detail::stage_doubles<Policy, Tune>(extra_l0, "solve::inverse_sqrt");
   // A cap leaves shared memory to more teams per SM (the QL chains are latency-bound).
   if (Tune::eig_stage > 0 && Tune::eig_stage < stage) stage = Tune::eig_stage;
-  int const l1 = Tune::max_tile * Tune::max_tile + m * m + (vec_in_l0 ? 0 : nvec);
+  int const l1 = Tune::max_tile * Tune::max_tile + per * (m * m + (vec_in_l0 ? 0 : nvec));
   double const clip = rel_clip;
 
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
-    int const b = team.league_rank();
-    double* A = &c(b, 0, 0);
+    int const first = team.league_rank() * per;
+    int const count = nmat - first < per ? nmat - first : per;
     Scratch s0(team.team_scratch(0), stage);
     IScratch st(team.team_scratch(0), ints);
-    Scratch v0(team.team_scratch(0), vec_in_l0 ? nvec : 0);
+    Scratch v0(team.team_scratch(0), vec_in_l0 ? per * nvec : 0);
     Scratch s1(team.team_scratch(1), l1);
     detail::GemmWork const work{s0.data(), stage, s1.data()};
-    double* zt = s1.data() + Tune::max_tile * Tune::max_tile;
-    double* vec = vec_in_l0 ? v0.data() : zt + m * m;
-    double *d = vec, *e = vec + m, *tau = vec + 2 * m, *pv = vec + 3 * m, *cs = vec + 4 * m,
-           *sn = vec + 5 * m;
-
-    // Symmetrise (a no-op for the exactly symmetric blocks of inverse_diagonal_blocks).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
-      for (int j = 0; j < i; ++j) {
-        double const v = 0.5 * (A[i * m + j] + A[j * m + i]);
-        A[i * m + j] = v;
-        A[j * m + i] = v;
-      }
-    });
-    team.team_barrier();
-    detail::team_tridiagonalize<Tune>(team, A, m, d, e, tau, pv);
-    detail::team_form_zt<Tune>(team, A, m, tau, zt);
-    bool ok = detail::team_tridiagonal_ql<Tune>(team, m, d, e, cs, sn, st.data(), zt);
-
-    double wmax = 0.0;
-    Kokkos::single(
-        Kokkos::PerTeam(team),
-        [&](double& v) {
-          v = d[0];
-          for (int i = 1; i < m; ++i) v = d[i] > v ? d[i] : v;
-        },
-        wmax);
-    ok = ok && wmax > 0.0 && compat::isfinite(wmax);
-    int bad = 0;
-    if (ok) {
-      double const floor = clip * wmax;
-      // Rows of zt are eigenvectors: scale row i by w_i^(-1/4), then Q = ztᵀ zt.
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, m),
-          [&](int i, int& nbad) {
-            double const w = d[i] > floor ? d[i] : floor;
-            double const sc = 1.0 / compat::sqrt(compat::sqrt(w));
-            double* zi = zt + i * m;
-            int local = 0;
-            for (int j = 0; j < m; ++j) {
-              zi[j] *= sc;
-              local += compat::isfinite(zi[j]) ? 0 : 1;
-            }
-            nbad += local;
-          },
-          bad);
+    double* zt[per];
+    double* vec[per];
+    for (int k = 0; k < per; ++k) {
+      zt[k] = s1.data() + Tune::max_tile * Tune::max_tile + k * m * m;
+      vec[k] = vec_in_l0 ? v0.data() + k * nvec
+                         : s1.data() + Tune::max_tile * Tune::max_tile + per * m * m + k * nvec;
     }
-    if (ok && bad == 0) {
-      detail::GemmArgs const g = detail::gemm(m, m, m, 1.0, detail::Operand{zt, 1, m},
-                                              detail::Operand{zt, 1, m}, 0.0, A, m, 0u, gtr, gtn);
-      detail::team_gemm<Tune>(team, work, g);
-    } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
-        for (int j = 0; j < m; ++j) A[i * m + j] = 0.0;
-      });
-    }
+    for (int k = 0; k < count; ++k)
+      detail::eig_prepare<Tune>(team, &c(first + k, 0, 0), m, vec[k], zt[k]);
+    bool ok[per];
+    detail::eig_iterate<Tune>(team, m, count, vec, zt, st.data(), ok);
+    for (int k = 0; k < count; ++k)
+      detail::eig_finish<Tune>(team, work, &c(first + k, 0, 0), m, vec[k], zt[k], ok[k], clip, gtr,
+                               gtn);
   };
 
+  int const league = (nmat + per - 1) / per;
   auto const scratch = [&](Policy p) {
     return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage) + extra_l0))
         .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
   };
   int const team_size =
-      detail::team_size_for(scratch(Policy(space, nmat, 1)), kernel, Tune::eig_team_size);
-  Policy const policy = scratch(Policy(space, nmat, team_size));
+      detail::team_size_for(scratch(Policy(space, league, 1)), kernel, Tune::eig_team_size);
+  Policy const policy = scratch(Policy(space, league, team_size));
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
 }
 

@@ -41,6 +41,9 @@ struct Tuning {
   static constexpr int eig_team_size = 1;
   /// Most level-0 doubles inverse_sqrt stages its final GEMM through (0: all there are).
   static constexpr int eig_stage = 0;
+  /// Matrices per inverse_sqrt team: two on a host thread, whose QL chains then run in one
+  /// loop and overlap their latencies (ql_chain.hpp, host_ql_pair).
+  static constexpr int eig_matrices = 2;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;
@@ -60,6 +63,7 @@ struct Tuning<ExecSpace, false> {
   static constexpr int team_size = 256;
   static constexpr int eig_team_size = 128;
   static constexpr int eig_stage = 0;
+  static constexpr int eig_matrices = 1;
   static constexpr bool coalesce = true;
 };
 
