@@ -245,49 +245,6 @@ KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt,
   });
 }
 
-/// Eigenvalues of the symmetric tridiagonal (d, e) by implicit QL with Wilkinson shifts;
-/// every plane rotation is applied to the rows of zt, whose rows end as the eigenvectors
-/// of the original matrix. One thread runs the (sequential) chain of a QL sweep and records
-/// its rotations; the team then applies them. Returns false if an eigenvalue did not
-/// converge in 60 sweeps (or the input held NaN).
-template <class Tune, class Member>
-KOKKOS_INLINE_FUNCTION bool team_tridiagonal_ql(Member const& team, int m, double* d, double* e,
-                                                double* cs, double* sn, int* st, double* zt) {
-  Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    st[0] = 0;  // QlChain::l
-    st[1] = 0;  // QlChain::iter
-    st[4] = 0;  // QlChain::status
-  });
-  team.team_barrier();
-  while (true) {
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      QlChain<Tune::coalesce> q;
-      q.m = m;
-      q.d = d;
-      q.e = e;
-      q.cs = cs;
-      q.sn = sn;
-      q.l = st[0];
-      q.iter = st[1];
-      if (q.begin()) {
-        while (q.step()) {
-        }
-        q.end();
-      }
-      st[0] = q.l;
-      st[1] = q.iter;
-      st[2] = q.lo;
-      st[3] = q.hi;
-      st[4] = q.status;
-    });
-    team.team_barrier();
-    int const lo = st[2], hi = st[3], status = st[4];
-    if (hi >= lo) apply_rotation_chain<Tune>(team, zt, m, cs, sn, lo, hi);
-    team.team_barrier();
-    if (status != 0) return status == 1;
-  }
-}
-
 }  // namespace detail
 
 // Clipping, as gpu_specter (linalg.clipped_eigh, clip_scale = 1e-14): eigenvalues below
@@ -360,36 +317,61 @@ KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work,
   }
 }
 
-/// The QL iterations of a team's `count` matrices (vec[k], zt[k] from eig_prepare): two on
-/// one host thread run their chains together (host_ql_pair), otherwise one after the other.
+/// Eigenvalues of the team's `count` (1 or 2) symmetric tridiagonals (d, e) = (vec[k],
+/// vec[k] + m) by implicit QL with Wilkinson shifts; every plane rotation is applied to the
+/// rows of zt[k], whose rows end as the eigenvectors of the original matrix. One thread runs
+/// the sequential chains of a sweep (QlChain), the two matrices' in one loop so that their
+/// latencies overlap, and records the rotations; the team then applies them. ok[k]: whether
+/// matrix k converged (false after 60 sweeps on one eigenvalue, or when the input held NaN).
+/// `st`: 5 ints a matrix of team scratch.
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void eig_iterate(Member const& team, int m, int count, double* const* vec,
                                         double* const* zt, int* st, bool* ok) {
-  if constexpr (Tune::eig_matrices == 2 && !Tune::coalesce) {
-    if (count == 2 && team.team_size() == 1) {
-      QlChain<false> q[2];
-      for (int k = 0; k < 2; ++k) {
+  // st[5k ..]: QlChain's l, iter, lo, hi, status of matrix k.
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    for (int k = 0; k < count; ++k) st[5 * k] = st[5 * k + 1] = st[5 * k + 4] = 0;
+  });
+  team.team_barrier();
+  while (true) {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      QlChain<Tune::coalesce> q[2];
+      bool chain[2] = {false, false}, swept[2] = {false, false};
+      for (int k = 0; k < count; ++k) {
         q[k].m = m;
         q[k].d = vec[k];
         q[k].e = vec[k] + m;
         q[k].cs = vec[k] + 4 * m;
         q[k].sn = vec[k] + 5 * m;
+        q[k].l = st[5 * k];
+        q[k].iter = st[5 * k + 1];
+        q[k].status = st[5 * k + 4];
+        swept[k] = chain[k] = q[k].status == 0 && q[k].begin();
       }
-      bool done[2] = {false, false};
-      host_ql_pair(
-          q,
-          [&](int k, int lo, int hi) {
-            apply_rotation_chain<Tune>(team, zt[k], m, q[k].cs, q[k].sn, lo, hi);
-          },
-          done);
-      ok[0] = done[0];
-      ok[1] = done[1];
-      return;
+      while (chain[0] || chain[1]) {
+        if (chain[0]) chain[0] = q[0].step();
+        if (chain[1]) chain[1] = q[1].step();
+      }
+      for (int k = 0; k < count; ++k) {
+        if (swept[k]) q[k].end();
+        st[5 * k] = q[k].l;
+        st[5 * k + 1] = q[k].iter;
+        st[5 * k + 2] = q[k].lo;
+        st[5 * k + 3] = q[k].hi;
+        st[5 * k + 4] = q[k].status;
+      }
+    });
+    team.team_barrier();
+    bool done = true;
+    for (int k = 0; k < count; ++k) {
+      int const lo = st[5 * k + 2], hi = st[5 * k + 3];
+      if (hi >= lo)
+        apply_rotation_chain<Tune>(team, zt[k], m, vec[k] + 4 * m, vec[k] + 5 * m, lo, hi);
+      ok[k] = st[5 * k + 4] == 1;
+      done = done && st[5 * k + 4] != 0;
     }
+    team.team_barrier();
+    if (done) return;
   }
-  for (int k = 0; k < count; ++k)
-    ok[k] = team_tridiagonal_ql<Tune>(team, m, vec[k], vec[k] + m, vec[k] + 4 * m, vec[k] + 5 * m,
-                                      st, zt[k]);
 }
 
 template <class Tune, class ExecSpace>
@@ -416,7 +398,7 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   // Six vectors of m for each matrix's QL chain: level 0 when they leave room for GEMM
   // staging.
   int const nvec = 6 * m;
-  int const ints = 8;
+  int const ints = 5 * per;
   int const int_bytes = int(IScratch::shmem_size(ints));
   int const vec_bytes = int(Scratch::shmem_size(per * nvec));
   bool const vec_in_l0 = Policy::scratch_size_max(0) - vec_bytes - int_bytes - 256 >=

@@ -1,8 +1,8 @@
-// The sequential part of the implicit QL iteration (inverse_sqrt.hpp): one sweep's chain of
-// plane rotations over a symmetric tridiagonal (d, e), advanced one rotation at a time. The
-// team's path runs one chain on one thread while the team waits; host_ql_pair runs two
-// matrices' chains in one loop, so that a core overlaps their latencies (each rotation
-// waits on a square root and a division that wait on the rotation before).
+// The sequential part of the implicit QL iteration (inverse_sqrt.hpp, eig_iterate): one
+// sweep's chain of plane rotations over a symmetric tridiagonal (d, e), advanced one rotation
+// at a time, so that one thread can run two matrices' chains in one loop and overlap their
+// latencies (each rotation waits on a square root and a division that wait on the rotation
+// before).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -118,33 +118,5 @@ struct QlChain {
   double g_ = 0, s_ = 1, c_ = 1, p_ = 0;
   bool deflated_ = false;
 };
-
-/// The implicit QL iteration of two matrices on one host thread, their chains advanced in
-/// the same loop; `rotate(k, lo, hi)` applies matrix k's sweep rotations to its eigenvectors.
-/// Every number is the one the one-matrix path computes. Returns whether each converged.
-template <class Rotate>
-inline void host_ql_pair(QlChain<false> (&q)[2], Rotate const& rotate, bool (&ok)[2]) {
-  bool running[2] = {true, true};
-  while (running[0] || running[1]) {
-    bool chain[2];
-    for (int k = 0; k < 2; ++k) chain[k] = running[k] && q[k].begin();
-    bool const swept[2] = {chain[0], chain[1]};
-    while (chain[0] || chain[1]) {
-      if (chain[0]) chain[0] = q[0].step();
-      if (chain[1]) chain[1] = q[1].step();
-    }
-    for (int k = 0; k < 2; ++k) {
-      if (!running[k]) continue;
-      if (swept[k]) {
-        q[k].end();
-        if (q[k].hi >= q[k].lo) rotate(k, q[k].lo, q[k].hi);
-      }
-      if (q[k].status != 0) {
-        running[k] = false;
-        ok[k] = q[k].status == 1;
-      }
-    }
-  }
-}
 
 }  // namespace kspecter::solve::detail

@@ -41,8 +41,8 @@ struct Tuning {
   static constexpr int eig_team_size = 1;
   /// Most level-0 doubles inverse_sqrt stages its final GEMM through (0: all there are).
   static constexpr int eig_stage = 0;
-  /// Matrices per inverse_sqrt team: two on a host thread, whose QL chains then run in one
-  /// loop and overlap their latencies (ql_chain.hpp, host_ql_pair).
+  /// Matrices per inverse_sqrt team (1 or 2): two QL chains run by one thread in one loop
+  /// overlap their latencies (inverse_sqrt.hpp, eig_iterate).
   static constexpr int eig_matrices = 2;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
