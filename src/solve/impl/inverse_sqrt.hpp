@@ -317,60 +317,79 @@ KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work,
   }
 }
 
-/// Eigenvalues of the team's `count` (1 or 2) symmetric tridiagonals (d, e) = (vec[k],
-/// vec[k] + m) by implicit QL with Wilkinson shifts; every plane rotation is applied to the
-/// rows of zt[k], whose rows end as the eigenvectors of the original matrix. One thread runs
-/// the sequential chains of a sweep (QlChain), the two matrices' in one loop so that their
-/// latencies overlap, and records the rotations; the team then applies them. ok[k]: whether
-/// matrix k converged (false after 60 sweeps on one eigenvalue, or when the input held NaN).
-/// `st`: 5 ints a matrix of team scratch.
+/// Eigenvalues of the symmetric tridiagonal (d, e) = (vec, vec + m) by implicit QL with
+/// Wilkinson shifts; every plane rotation is applied to the rows of zt, whose rows end as the
+/// eigenvectors of the original matrix. One thread runs a sweep's sequential chain
+/// (QlChain) and records its rotations; the team then applies them. Returns false if an
+/// eigenvalue did not converge in 60 sweeps (or the input held NaN). `st`: 5 ints of team
+/// scratch. (One chain's state, never indexed, stays in a GPU thread's registers.)
 template <class Tune, class Member>
-KOKKOS_INLINE_FUNCTION void eig_iterate(Member const& team, int m, int count, double* const* vec,
-                                        double* const* zt, int* st, bool* ok) {
-  // st[5k ..]: QlChain's l, iter, lo, hi, status of matrix k.
-  Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    for (int k = 0; k < count; ++k) st[5 * k] = st[5 * k + 1] = st[5 * k + 4] = 0;
-  });
+KOKKOS_INLINE_FUNCTION bool eig_iterate(Member const& team, int m, double* vec, double* zt,
+                                        int* st) {
+  double *cs = vec + 4 * m, *sn = vec + 5 * m;
+  Kokkos::single(Kokkos::PerTeam(team), [&]() { st[0] = st[1] = st[4] = 0; });
   team.team_barrier();
   while (true) {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      QlChain<Tune::coalesce> q[2];
-      bool chain[2] = {false, false}, swept[2] = {false, false};
-      for (int k = 0; k < count; ++k) {
-        q[k].m = m;
-        q[k].d = vec[k];
-        q[k].e = vec[k] + m;
-        q[k].cs = vec[k] + 4 * m;
-        q[k].sn = vec[k] + 5 * m;
-        q[k].l = st[5 * k];
-        q[k].iter = st[5 * k + 1];
-        q[k].status = st[5 * k + 4];
-        swept[k] = chain[k] = q[k].status == 0 && q[k].begin();
+      QlChain<Tune::coalesce> q;
+      q.m = m;
+      q.d = vec;
+      q.e = vec + m;
+      q.cs = cs;
+      q.sn = sn;
+      q.l = st[0];
+      q.iter = st[1];
+      if (q.begin()) {
+        while (q.step()) {
+        }
+        q.end();
       }
-      while (chain[0] || chain[1]) {
-        if (chain[0]) chain[0] = q[0].step();
-        if (chain[1]) chain[1] = q[1].step();
-      }
-      for (int k = 0; k < count; ++k) {
-        if (swept[k]) q[k].end();
-        st[5 * k] = q[k].l;
-        st[5 * k + 1] = q[k].iter;
-        st[5 * k + 2] = q[k].lo;
-        st[5 * k + 3] = q[k].hi;
-        st[5 * k + 4] = q[k].status;
-      }
+      st[0] = q.l;
+      st[1] = q.iter;
+      st[2] = q.lo;
+      st[3] = q.hi;
+      st[4] = q.status;
     });
     team.team_barrier();
-    bool done = true;
-    for (int k = 0; k < count; ++k) {
-      int const lo = st[5 * k + 2], hi = st[5 * k + 3];
-      if (hi >= lo)
-        apply_rotation_chain<Tune>(team, zt[k], m, vec[k] + 4 * m, vec[k] + 5 * m, lo, hi);
-      ok[k] = st[5 * k + 4] == 1;
-      done = done && st[5 * k + 4] != 0;
-    }
+    int const lo = st[2], hi = st[3], status = st[4];
+    if (hi >= lo) apply_rotation_chain<Tune>(team, zt, m, cs, sn, lo, hi);
     team.team_barrier();
-    if (done) return;
+    if (status != 0) return status == 1;
+  }
+}
+
+/// eig_iterate for two matrices on a host thread (a team of one): their chains advance in
+/// one loop, a rotation of each in turn, so that their latencies overlap; the same numbers
+/// as two eig_iterate calls. ok[k]: whether matrix k converged.
+template <class Tune, class Member>
+KOKKOS_INLINE_FUNCTION void eig_iterate_pair(Member const& team, int m, double* const (&vec)[2],
+                                             double* const (&zt)[2], bool (&ok)[2]) {
+  QlChain<false> q[2];
+  bool running[2] = {true, true};
+  for (int k = 0; k < 2; ++k) {
+    q[k].m = m;
+    q[k].d = vec[k];
+    q[k].e = vec[k] + m;
+    q[k].cs = vec[k] + 4 * m;
+    q[k].sn = vec[k] + 5 * m;
+  }
+  while (running[0] || running[1]) {
+    bool chain[2], swept[2];
+    for (int k = 0; k < 2; ++k) swept[k] = chain[k] = running[k] && q[k].begin();
+    while (chain[0] || chain[1]) {
+      if (chain[0]) chain[0] = q[0].step();
+      if (chain[1]) chain[1] = q[1].step();
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (!running[k]) continue;
+      if (swept[k]) q[k].end();
+      if (q[k].hi >= q[k].lo)
+        apply_rotation_chain<Tune>(team, zt[k], m, q[k].cs, q[k].sn, q[k].lo, q[k].hi);
+      if (q[k].status != 0) {
+        running[k] = false;
+        ok[k] = q[k].status == 1;
+      }
+    }
   }
 }
 
@@ -398,7 +417,7 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   // Six vectors of m for each matrix's QL chain: level 0 when they leave room for GEMM
   // staging.
   int const nvec = 6 * m;
-  int const ints = 5 * per;
+  int const ints = 5;
   int const int_bytes = int(IScratch::shmem_size(ints));
   int const vec_bytes = int(Scratch::shmem_size(per * nvec));
   bool const vec_in_l0 = Policy::scratch_size_max(0) - vec_bytes - int_bytes - 256 >=
@@ -411,27 +430,39 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   double const clip = rel_clip;
 
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
-    int const first = team.league_rank() * per;
-    int const count = nmat - first < per ? nmat - first : per;
+    // Captured here, outside the if constexpr below (nvcc's extended lambdas cannot capture
+    // a variable first inside one).
+    int const first = team.league_rank() * per, count = nmat - first < per ? nmat - first : per;
+    double const rel = clip;
+    int const tr = gtr, tn = gtn;
     Scratch s0(team.team_scratch(0), stage);
     IScratch st(team.team_scratch(0), ints);
     Scratch v0(team.team_scratch(0), vec_in_l0 ? per * nvec : 0);
     Scratch s1(team.team_scratch(1), l1);
     detail::GemmWork const work{s0.data(), stage, s1.data()};
-    double* zt[per];
-    double* vec[per];
-    for (int k = 0; k < per; ++k) {
-      zt[k] = s1.data() + Tune::max_tile * Tune::max_tile + k * m * m;
-      vec[k] = vec_in_l0 ? v0.data() + k * nvec
-                         : s1.data() + Tune::max_tile * Tune::max_tile + per * m * m + k * nvec;
+    double* const zt0 = s1.data() + Tune::max_tile * Tune::max_tile;
+    double* const vec0 = vec_in_l0 ? v0.data() : zt0 + per * m * m;
+    double* const A0 = &c(first, 0, 0);
+    if constexpr (per == 1) {
+      detail::eig_prepare<Tune>(team, A0, m, vec0, zt0);
+      bool const ok = detail::eig_iterate<Tune>(team, m, vec0, zt0, st.data());
+      detail::eig_finish<Tune>(team, work, A0, m, vec0, zt0, ok, rel, tr, tn);
+    } else {
+      double* const zt[2] = {zt0, zt0 + m * m};
+      double* const vec[2] = {vec0, vec0 + nvec};
+      bool ok[2] = {false, false};
+      for (int k = 0; k < count; ++k)
+        detail::eig_prepare<Tune>(team, &c(first + k, 0, 0), m, vec[k], zt[k]);
+      if (count == 2 && team.team_size() == 1) {
+        detail::eig_iterate_pair<Tune>(team, m, vec, zt, ok);
+      } else {
+        for (int k = 0; k < count; ++k)
+          ok[k] = detail::eig_iterate<Tune>(team, m, vec[k], zt[k], st.data());
+      }
+      for (int k = 0; k < count; ++k)
+        detail::eig_finish<Tune>(team, work, &c(first + k, 0, 0), m, vec[k], zt[k], ok[k], rel, tr,
+                                 tn);
     }
-    for (int k = 0; k < count; ++k)
-      detail::eig_prepare<Tune>(team, &c(first + k, 0, 0), m, vec[k], zt[k]);
-    bool ok[per];
-    detail::eig_iterate<Tune>(team, m, count, vec, zt, st.data(), ok);
-    for (int k = 0; k < count; ++k)
-      detail::eig_finish<Tune>(team, work, &c(first + k, 0, 0), m, vec[k], zt[k], ok[k], clip, gtr,
-                               gtn);
   };
 
   int const league = (nmat + per - 1) / per;

@@ -42,7 +42,7 @@ struct Tuning {
   /// Most level-0 doubles inverse_sqrt stages its final GEMM through (0: all there are).
   static constexpr int eig_stage = 0;
   /// Matrices per inverse_sqrt team (1 or 2): two QL chains run by one thread in one loop
-  /// overlap their latencies (inverse_sqrt.hpp, eig_iterate).
+  /// overlap their latencies (inverse_sqrt.hpp, eig_iterate_pair).
   static constexpr int eig_matrices = 2;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
