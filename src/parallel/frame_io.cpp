@@ -8,6 +8,7 @@
 #include <kspecter/io/psf_file.hpp>
 #include <kspecter/parallel/frame_io.hpp>
 
+#include <future>
 #include <sstream>
 
 namespace kspecter::parallel {
@@ -69,25 +70,35 @@ io::FrameData frame_data(extract::FrameResult const& fr) {
   out.nwave = fr.nwave;
   out.ndiag = fr.ndiag;
   out.wavelength = fr.wavelength;
+  // The resolution (12.8 M values of a full frame) is rounded on a thread of its own while
+  // this one does the rest: the frame's write waits on both.
+  auto resolution = std::async(std::launch::async, [&fr] { return to_float(fr.resolution); });
   out.flux = to_float(fr.flux);
   out.ivar = to_float(fr.ivar);
   out.mask.assign(fr.mask.begin(), fr.mask.end());
-  out.resolution = to_float(fr.resolution);
   out.chi2pix = to_float(fr.chi2pix);
+  out.resolution = resolution.get();
   return out;
 }
 
 void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr,
                          FrameSetup const& setup) {
   if (!f.output.empty()) {
-    io::FrameData out = frame_data(fr);
     // The grid asked for: a barycentric correction moves only the grid extracted on.
-    if (setup.wavelength.size() == out.wavelength.size()) out.wavelength = setup.wavelength;
+    std::vector<double> const& grid =
+        setup.wavelength.size() == fr.wavelength.size() ? setup.wavelength : fr.wavelength;
+    // SCORES, from the doubles, while the arrays are rounded to float32.
+    using Scores = decltype(extract::frame_scores(grid, fr.flux, fr.ivar, fr.nspec));
+    std::future<Scores> scores;
+    if (setup.scores)
+      scores = std::async(std::launch::async,
+                          [&] { return extract::frame_scores(grid, fr.flux, fr.ivar, fr.nspec); });
+    io::FrameData out = frame_data(fr);
+    out.wavelength = grid;
     out.header = setup.header;
     out.fibermap = setup.fibermap;
-    if (setup.scores)
-      for (auto& c : extract::frame_scores(out.wavelength, fr.flux, fr.ivar, fr.nspec))
-        out.scores.push_back({c.name, c.comment, std::move(c.values)});
+    if (scores.valid())
+      for (auto& c : scores.get()) out.scores.push_back({c.name, c.comment, std::move(c.values)});
     io::write_frame(f.output, out);
   }
   if (!f.model.empty())
