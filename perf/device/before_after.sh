@@ -7,7 +7,8 @@
 # benchmarks named by $KSPECTER_EXTRA_BENCH (this tree only). KSPECTER_CHECK_CPU=1 adds, for
 # this tree, the pulls against the truth and the frame of OpenMP on the 16 host cores against
 # CUDA's. KSPECTER_IO_BENCH=1 builds bench_read_preproc and bench_write_frame in both trees and
-# runs them interleaved (the CLI's preproc, a full frame).
+# runs them interleaved (the CLI's preproc, a full frame). KSPECTER_CLI_RUNS: CLI runs a tree
+# (default 4).
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
@@ -80,7 +81,7 @@ extract() {  # tree run
   echo "$1 run $2: exit $? wall $(wall "$s") s"
 }
 {
-  for k in 0 1 2 3; do
+  for k in $(seq 0 $((${KSPECTER_CLI_RUNS:-4} - 1))); do
     extract before $k
     extract after $k
   done
