@@ -121,7 +121,8 @@ int run_extract(int argc, char** argv) {
   }
   job.options = opt;
 
-  // A single frame is read while MPI and the GPU start up: each takes about 0.3 s on a node.
+  // A single frame is read while the GPU driver, MPI and Kokkos start up (0.3 s and more on
+  // a node).
   std::shared_future<parallel::FrameInput> first_input;
   Session s(argc, argv, args, /*use_mpi=*/true, [&] { first_input = start_single_read(job); });
   return run_extract_job(s, job, std::move(first_input));

@@ -17,8 +17,9 @@ namespace kspecter::cli {
 struct Session {
   static constexpr int max_threads = 512;
   /// `use_mpi` false: a tool that runs as one process (make-psf, simulate) skips MPI.
-  /// `before_start` runs once this process is the one that will do the work (after any hand-over
-  /// to the CPU twin) and before MPI and Kokkos start: work that needs neither begins there.
+  /// `before_start` runs first, before the GPU probe (whose driver start-up it overlaps) and
+  /// before MPI and Kokkos start: work that needs none of them begins there. When the process
+  /// hands itself over to its CPU twin (exec), that work is dropped with it.
   Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true,
           std::function<void()> const& before_start = {}) {
     parallel::EnvironmentOptions opt;
@@ -37,9 +38,9 @@ struct Session {
     bool const verbose =
         args.declares("verbose") && args.is_set("verbose") && !args.is_set("log-level");
     LogLevel const level = parse_log_level(verbose ? "debug" : args.get("log-level"));
+    if (before_start) before_start();
     hand_over_without_gpu(argv, args.declares("backend") ? args.get("backend") : "auto",
                           level == LogLevel::quiet);
-    if (before_start) before_start();
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
   }
