@@ -29,11 +29,13 @@ using Space = Kokkos::DefaultExecutionSpace;
 using Mem = Space::memory_space;
 using Base = ks::Tuning<Space>;
 
-/// The backend's tuning with another team size and staging cap.
+/// The backend's tuning with another team size and staging cap, one matrix a team (two share a
+/// team only on a host team of one thread).
 template <int Team, int Stage>
 struct Shape : Base {
   static constexpr int eig_team_size = Team;
   static constexpr int eig_stage = Stage;
+  static constexpr int eig_matrices = Team == 1 ? Base::eig_matrices : 1;
 };
 
 struct Result {

@@ -42,26 +42,21 @@ int default_threads(int local_size) {
   if (allowed < node || local_size <= 1) return allowed;  // bound by the launcher, or alone
   return std::max(1, allowed / local_size);
 }
-}  // namespace
-
-namespace {
-// What mpiexec, mpirun (Open MPI, MPICH, Intel MPI, PMIx launchers) and srun put in the
-// environment of every process they start.
-constexpr char const* launcher_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                              "SLURM_PROCID"};
+// The rank that mpiexec, mpirun (Open MPI, MPICH, Intel MPI, PMIx launchers) or srun put in
+// the environment of every process they start; nullptr when none did.
+char const* launcher_rank_text() {
+  for (char const* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (char const* v = std::getenv(var)) return v;
+  return nullptr;
+}
 }  // namespace
 
 int launcher_rank() {
-  for (char const* var : launcher_rank_vars)
-    if (char const* v = std::getenv(var)) return std::atoi(v);
-  return 0;
+  char const* v = launcher_rank_text();
+  return v ? std::atoi(v) : 0;
 }
 
-bool started_by_launcher() {
-  for (char const* var : launcher_rank_vars)
-    if (std::getenv(var)) return true;
-  return false;
-}
+bool started_by_launcher() { return launcher_rank_text() != nullptr; }
 
 Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt) {
 #ifdef KSPECTER_HAVE_MPI

@@ -331,12 +331,7 @@ KOKKOS_INLINE_FUNCTION bool eig_iterate(Member const& team, int m, double* vec, 
   team.team_barrier();
   while (true) {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      QlChain<Tune::coalesce> q;
-      q.m = m;
-      q.d = vec;
-      q.e = vec + m;
-      q.cs = cs;
-      q.sn = sn;
+      QlChain<Tune::coalesce> q(vec, m);
       q.l = st[0];
       q.iter = st[1];
       if (q.begin()) {
@@ -364,15 +359,8 @@ KOKKOS_INLINE_FUNCTION bool eig_iterate(Member const& team, int m, double* vec, 
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void eig_iterate_pair(Member const& team, int m, double* const (&vec)[2],
                                              double* const (&zt)[2], bool (&ok)[2]) {
-  QlChain<false> q[2];
+  QlChain<false> q[2] = {{vec[0], m}, {vec[1], m}};
   bool running[2] = {true, true};
-  for (int k = 0; k < 2; ++k) {
-    q[k].m = m;
-    q[k].d = vec[k];
-    q[k].e = vec[k] + m;
-    q[k].cs = vec[k] + 4 * m;
-    q[k].sn = vec[k] + 5 * m;
-  }
   while (running[0] || running[1]) {
     bool chain[2], swept[2];
     for (int k = 0; k < 2; ++k) swept[k] = chain[k] = running[k] && q[k].begin();
@@ -411,7 +399,8 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
                          std::to_string(rel_clip));
   if (nmat == 0 || m == 0) return;
   constexpr int per = Tune::eig_matrices;  // matrices per team
-  static_assert(per == 1 || per == 2, "inverse_sqrt: one or two matrices per team");
+  static_assert(per == 1 || (per == 2 && Tune::eig_team_size == 1 && !Tune::coalesce),
+                "inverse_sqrt: one matrix a team, or two on a host team of one thread");
   int const gtr = detail::tile_for<Tune>(m);
   int const gtn = detail::tile_for<Tune>(m);
   // Six vectors of m for each matrix's QL chain: level 0 when they leave room for GEMM
@@ -453,12 +442,10 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
       bool ok[2] = {false, false};
       for (int k = 0; k < count; ++k)
         detail::eig_prepare<Tune>(team, &c(first + k, 0, 0), m, vec[k], zt[k]);
-      if (count == 2 && team.team_size() == 1) {
+      if (count == 2)
         detail::eig_iterate_pair<Tune>(team, m, vec, zt, ok);
-      } else {
-        for (int k = 0; k < count; ++k)
-          ok[k] = detail::eig_iterate<Tune>(team, m, vec[k], zt[k], st.data());
-      }
+      else
+        ok[0] = detail::eig_iterate<Tune>(team, m, vec[0], zt[0], st.data());
       for (int k = 0; k < count; ++k)
         detail::eig_finish<Tune>(team, work, &c(first + k, 0, 0), m, vec[k], zt[k], ok[k], rel, tr,
                                  tn);

@@ -18,8 +18,12 @@ template <bool Rsqrt>
 struct QlChain {
   static constexpr double eps = 2.220446049250313e-16;
   static constexpr int maxit = 60;
-  int m = 0;
-  double *d = nullptr, *e = nullptr, *cs = nullptr, *sn = nullptr;
+  /// Over a matrix's QL vectors as inverse_sqrt lays them out, six of m in `vec`: d, e, two
+  /// of the tridiagonalisation's, then the sweep's cosines and sines.
+  KOKKOS_INLINE_FUNCTION QlChain(double* vec, int m_)
+      : m(m_), d(vec), e(vec + m_), cs(vec + 4 * m_), sn(vec + 5 * m_) {}
+  int m;
+  double *d, *e, *cs, *sn;
   int l = 0, iter = 0;  // first eigenvalue not yet converged, sweeps spent on it
   int status = 0;       // 0 running, 1 converged, 2 failed
   int lo = 0, hi = -1;  // the sweep's rotations to apply: hi down to lo
