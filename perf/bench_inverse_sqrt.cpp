@@ -1,8 +1,9 @@
 // Launch shapes of the batched inverse square root (solve::inverse_sqrt, the decorrelation's
-// kernel) on covariance-like blocks: the backend's tuning against other team sizes and
-// level-0 staging caps, each timed between fences (best and median of --reps) with its
-// largest difference from the backend's own result. The blocks are the fiber blocks of
-// inverse_diagonal_blocks on --nmat iCov-like patches (--nfiber x --m), as in bench_solve.
+// kernels) on covariance-like blocks: the backend's tuning against one kernel or the staged
+// kernels under other round sizes, column slices and chain teams, each timed between fences
+// (best and median of --reps) with its largest difference from the backend's own result. The blocks
+// are the fiber blocks of inverse_diagonal_blocks on --nmat iCov-like patches (--nfiber x --m), as
+// in bench_solve.
 //
 //   bench_inverse_sqrt [--nmat 840] [--nfiber 7] [--m 74] [--reps 5] [--threads N] [--device D]
 //
@@ -29,13 +30,14 @@ using Space = Kokkos::DefaultExecutionSpace;
 using Mem = Space::memory_space;
 using Base = ks::Tuning<Space>;
 
-/// The backend's tuning with another team size and staging cap, one matrix a team (two share a
-/// team only on a host team of one thread).
-template <int Team, int Stage>
+/// The backend's tuning, one kernel or staged (inverse_sqrt_staged.hpp) with other round
+/// sizes (rotations a matrix records, in units of m), column slices of the rotations and
+/// matrices a team of the QL chains.
+template <bool Staged, int Round = Base::eig_round, int Cols = Base::eig_apply_cols,
+          int Chains = Base::eig_chain_team>
 struct Shape : Base {
-  static constexpr int eig_team_size = Team;
-  static constexpr int eig_stage = Stage;
-  static constexpr int eig_matrices = Team == 1 ? Base::eig_matrices : 1;
+  static constexpr bool eig_staged = Staged;
+  static constexpr int eig_round = Round, eig_apply_cols = Cols, eig_chain_team = Chains;
 };
 
 struct Result {
@@ -73,8 +75,9 @@ void row(char const* name, Space const& space, ks::MatrixBatch<Mem> pristine,
          ks::MatrixBatch<Mem> work, std::vector<double> const& ref, int reps) {
   std::vector<double> q;
   Result const r = measure<Tune>(space, pristine, work, &ref, &q, reps);
-  std::printf("%-28s %5d %8d %11.4f %11.4f %12.2e\n", name, Tune::eig_team_size, Tune::eig_stage,
-              r.best, r.median, r.maxdiff);
+  std::printf("%-28s %6s %5d %5d %6d %11.4f %11.4f %12.2e\n", name, Tune::eig_staged ? "yes" : "no",
+              Tune::eig_round, Tune::eig_apply_cols, Tune::eig_chain_team, r.best, r.median,
+              r.maxdiff);
 }
 
 }  // namespace
@@ -96,19 +99,22 @@ int main(int argc, char** argv) {
     ks::MatrixBatch<Mem> work("work", std::size_t(nmat) * nfiber, m, m);
     std::printf("bench_inverse_sqrt: %s, concurrency %d, %d blocks of %d x %d, %d reps\n",
                 Space::name(), Space::concurrency(), nmat * nfiber, m, m, args.reps);
-    std::printf("%-28s %5s %8s %11s %11s %12s\n", "shape", "team", "stage", "best [s]",
-                "median [s]", "max rel diff");
+    std::printf("%-28s %6s %5s %5s %6s %11s %11s %12s\n", "shape", "staged", "round", "cols",
+                "chains", "best [s]", "median [s]", "max rel diff");
     std::vector<double> ref;
     Result const r0 = measure<Base>(space, blocks, work, nullptr, &ref, args.reps);
-    std::printf("%-28s %5d %8d %11.4f %11.4f %12s\n", "backend tuning", Base::eig_team_size,
-                Base::eig_stage, r0.best, r0.median, "reference");
-    if (!host) {
-      row<Shape<128, 1296>>("128 threads, stage capped", space, blocks, work, ref, args.reps);
-      row<Shape<96, 1296>>("96 threads, stage capped", space, blocks, work, ref, args.reps);
-      row<Shape<64, 1296>>("64 threads, stage capped", space, blocks, work, ref, args.reps);
-      row<Shape<64, 2592>>("64 threads, stage 2x", space, blocks, work, ref, args.reps);
-      row<Shape<32, 1296>>("32 threads, stage capped", space, blocks, work, ref, args.reps);
-      row<Shape<32, 648>>("32 threads, stage minimal", space, blocks, work, ref, args.reps);
+    std::printf("%-28s %6s %5d %5d %6d %11.4f %11.4f %12s\n", "backend tuning",
+                Base::eig_staged ? "yes" : "no", Base::eig_round, Base::eig_apply_cols,
+                Base::eig_chain_team, r0.best, r0.median, "reference");
+    if (host) {
+      row<Shape<true>>("staged", space, blocks, work, ref, args.reps);
+    } else {
+      row<Shape<false>>("one kernel", space, blocks, work, ref, args.reps);
+      row<Shape<true, 16>>("rounds of 16 m", space, blocks, work, ref, args.reps);
+      row<Shape<true, 64>>("rounds of 64 m", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 16>>("slices of 16 columns", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 64>>("slices of 64 columns", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 32, 64>>("chains 64 a team", space, blocks, work, ref, args.reps);
     }
   }
   Kokkos::finalize();

@@ -4,7 +4,9 @@
 // and the portable host micro-kernel are exercised here too, against the same references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <kspecter/solve/batched.hpp>
 #include <vector>
 
@@ -24,11 +26,13 @@ using mem = TEST_EXECSPACE::memory_space;
 
 /// GPU-shaped: 2 threads per team (what a 2-thread host pool can run), 32 x 16 micro-tiles
 /// so that a 32 x 32 tile has 2 of them, one per thread (the GPU's persistent mode), and
-/// every `coalesce` branch.
+/// every `coalesce` branch. The inverse square root staged, its rotations on slices of 2
+/// columns in level-0 scratch, and rounds of 2 m rotations, so that a matrix takes several.
 struct GpuLike {
   static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
   static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024, eig_matrices = 1;
-  static constexpr bool coalesce = true, host_simd = false;
+  static constexpr bool coalesce = true, host_simd = false, eig_staged = true;
+  static constexpr int eig_chain_team = 2, eig_apply_cols = 2, eig_round = 2;
 };
 
 /// The host shape without the run-time dispatched SIMD kernels (the portable path), two
@@ -36,7 +40,15 @@ struct GpuLike {
 struct Portable {
   static constexpr int mr = 4, nr = 4, quantum = 16, pad = 0, block = 64, max_tile = 80;
   static constexpr int team_size = 1, eig_team_size = 1, eig_stage = 0, eig_matrices = 2;
-  static constexpr bool coalesce = false, host_simd = false;
+  static constexpr bool coalesce = false, host_simd = false, eig_staged = false;
+  static constexpr int eig_chain_team = 1, eig_apply_cols = 0, eig_round = 32;
+};
+
+/// This backend's tuning with the inverse square root staged (host: whole matrices rotated
+/// in place), in rounds of 3 m rotations.
+struct HostStaged : kspecter::solve::Tuning<TEST_EXECSPACE> {
+  static constexpr bool eig_staged = true;
+  static constexpr int eig_round = 3;
 };
 
 template <class Tune>
@@ -99,6 +111,49 @@ void check_chain(int nfiber, int m, int nmat) {
           << "matrix " << b << ", block " << f;
     }
   }
+}
+
+/// inverse_sqrt_impl<Tune> on copies of `in` ([nmat][m][m]), back on the host.
+template <class Tune>
+std::vector<double> inverse_sqrt_with(std::vector<double> const& in, int nmat, int m) {
+  kspecter::solve::MatrixBatch<mem> dev("c", nmat, m, m);
+  auto h = Kokkos::create_mirror_view(dev);
+  std::copy(in.begin(), in.end(), h.data());
+  Kokkos::deep_copy(dev, h);
+  sd::inverse_sqrt_impl<Tune>(TEST_EXECSPACE(), dev, 1e-14);
+  Kokkos::deep_copy(h, dev);
+  return {h.data(), h.data() + h.span()};
+}
+
+// The staged inverse square root (the GPUs' kernels) does the one kernel's arithmetic in
+// another order of launches: on the same tuning otherwise, the same bits. Degenerate blocks
+// (NaN, zero, negative definite) must come out as zeros there too.
+TEST(TEST_CATEGORY, staged_inverse_sqrt_equals_one_kernel) {
+  int const m = 74, nmat = 7;
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  std::vector<double> in;
+  for (int b = 0; b < nmat; ++b) {
+    auto a = ref::random_spd(m, seed + b, b == 3 ? 1e-12 : 1e-2);
+    if (b == 1) a[5 * m + 9] = a[9 * m + 5] = std::nan("");
+    if (b == 4) std::fill(a.begin(), a.end(), 0.0);
+    if (b == 5) {
+      std::fill(a.begin(), a.end(), 0.0);
+      for (int i = 0; i < m; ++i) a[i * m + i] = -1.0 - i;
+    }
+    in.insert(in.end(), a.begin(), a.end());
+  }
+  auto const one = inverse_sqrt_with<kspecter::solve::Tuning<TEST_EXECSPACE>>(in, nmat, m);
+  auto const staged = inverse_sqrt_with<HostStaged>(in, nmat, m);
+  ASSERT_EQ(one.size(), staged.size());
+  for (std::size_t k = 0; k < one.size(); ++k)
+    ASSERT_EQ(std::memcmp(&one[k], &staged[k], sizeof(double)), 0)
+        << "matrix " << k / (m * m) << ": " << one[k] << " vs " << staged[k];
+  for (int b : {1, 4, 5})
+    for (int k = 0; k < m * m; ++k) ASSERT_EQ(staged[std::size_t(b) * m * m + k], 0.0) << b;
+  double sum = 0.0;
+  for (int k = 0; k < m * m; ++k) sum += std::fabs(staged[k]);
+  EXPECT_GT(sum, 0.0);
 }
 
 TEST(TEST_CATEGORY, gpu_shaped_kernels_small_blocks) { check_chain<GpuLike>(3, 37, 3); }

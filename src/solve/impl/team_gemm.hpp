@@ -267,10 +267,11 @@ inline int stage_doubles(int reserved_bytes, char const* who) {
 }
 
 /// The team size to launch: the tuning's, unless the kernel cannot run that many threads
-/// (registers, scratch) on this device. `probe` carries the scratch request.
-template <class Policy, class Kernel>
-int team_size_for(Policy const& probe, Kernel const& kernel, int want) {
-  int const most = probe.team_size_max(kernel, Kokkos::ParallelForTag());
+/// (registers, scratch) on this device. `probe` carries the scratch request; `tag` says
+/// whether the kernel is a parallel_for or a parallel_reduce.
+template <class Policy, class Kernel, class Tag = Kokkos::ParallelForTag>
+int team_size_for(Policy const& probe, Kernel const& kernel, int want, Tag tag = {}) {
+  int const most = probe.team_size_max(kernel, tag);
   return want < most ? want : most;
 }
 

@@ -44,6 +44,14 @@ struct Tuning {
   /// Matrices per inverse_sqrt team (1 or 2): two QL chains run by one thread in one loop
   /// overlap their latencies (inverse_sqrt.hpp, eig_iterate_pair).
   static constexpr int eig_matrices = 2;
+  /// Whether inverse_sqrt runs as a sequence of kernels (inverse_sqrt_staged.hpp) rather
+  /// than one: a GPU team would wait at a barrier for each sweep's sequential chain; a host
+  /// thread has nothing to wait for.
+  static constexpr bool eig_staged = false;
+  /// Staged only: matrices (one a thread) per team of the QL chains; columns of the basis per
+  /// team of the rotations (0: the whole matrix, in place); rotations a matrix records per
+  /// round, in units of m.
+  static constexpr int eig_chain_team = 1, eig_apply_cols = 0, eig_round = 32;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;
@@ -64,6 +72,8 @@ struct Tuning<ExecSpace, false> {
   static constexpr int eig_team_size = 128;
   static constexpr int eig_stage = 0;
   static constexpr int eig_matrices = 1;
+  static constexpr bool eig_staged = true;
+  static constexpr int eig_chain_team = 32, eig_apply_cols = 32, eig_round = 32;
   static constexpr bool coalesce = true;
 };
 
