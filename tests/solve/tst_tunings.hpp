@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <kspecter/solve/batched.hpp>
 #include <vector>
 
@@ -44,11 +43,11 @@ struct Portable {
   static constexpr int eig_chain_team = 1, eig_apply_cols = 0, eig_round = 32;
 };
 
-/// This backend's tuning with the inverse square root staged (host: whole matrices rotated
-/// in place), in rounds of 3 m rotations.
+/// This backend's tuning with the inverse square root staged, in rounds of 3 m rotations
+/// and slices of 5 rows.
 struct HostStaged : kspecter::solve::Tuning<TEST_EXECSPACE> {
   static constexpr bool eig_staged = true;
-  static constexpr int eig_round = 3;
+  static constexpr int eig_round = 3, eig_apply_cols = 5;
 };
 
 template <class Tune>
@@ -125,10 +124,11 @@ std::vector<double> inverse_sqrt_with(std::vector<double> const& in, int nmat, i
   return {h.data(), h.data() + h.span()};
 }
 
-// The staged inverse square root (the GPUs' kernels) does the one kernel's arithmetic in
-// another order of launches: on the same tuning otherwise, the same bits. Degenerate blocks
-// (NaN, zero, negative definite) must come out as zeros there too.
-TEST(TEST_CATEGORY, staged_inverse_sqrt_equals_one_kernel) {
+// The staged inverse square root (the GPUs' kernels) runs the one kernel's QL chains, the
+// same rotations, on a basis formed in another order (packed triangle, reflectors
+// accumulated row by row): the same Q to rounding, and the same verdict on degenerate blocks
+// (NaN, zero, negative definite: zeros).
+TEST(TEST_CATEGORY, staged_inverse_sqrt_agrees_with_one_kernel) {
   int const m = 74, nmat = 7;
   auto const seed = ref::fresh_seed();
   SCOPED_TRACE("seed = " + std::to_string(seed));
@@ -146,9 +146,13 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_equals_one_kernel) {
   auto const one = inverse_sqrt_with<kspecter::solve::Tuning<TEST_EXECSPACE>>(in, nmat, m);
   auto const staged = inverse_sqrt_with<HostStaged>(in, nmat, m);
   ASSERT_EQ(one.size(), staged.size());
-  for (std::size_t k = 0; k < one.size(); ++k)
-    ASSERT_EQ(std::memcmp(&one[k], &staged[k], sizeof(double)), 0)
-        << "matrix " << k / (m * m) << ": " << one[k] << " vs " << staged[k];
+  for (int b = 0; b < nmat; ++b) {
+    std::vector<double> x(one.begin() + b * m * m, one.begin() + (b + 1) * m * m);
+    std::vector<double> y(staged.begin() + b * m * m, staged.begin() + (b + 1) * m * m);
+    // Matrix 3 is nearly singular (eigenvalues down to 1e-12 of the largest).
+    EXPECT_LE(ref::rel_maxdiff(y, std::vector<ref::LD>(x.begin(), x.end())), b == 3 ? 1e-9 : 1e-12)
+        << "matrix " << b;
+  }
   for (int b : {1, 4, 5})
     for (int k = 0; k < m * m; ++k) ASSERT_EQ(staged[std::size_t(b) * m * m + k], 0.0) << b;
   double sum = 0.0;

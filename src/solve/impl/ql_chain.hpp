@@ -22,8 +22,12 @@ struct QlChain {
   /// of the tridiagonalisation's, then the sweep's cosines and sines.
   KOKKOS_INLINE_FUNCTION QlChain(double* vec, int m_)
       : m(m_), d(vec), e(vec + m_), cs(vec + 4 * m_), sn(vec + 5 * m_) {}
+  /// Over d and e alone; each sweep's rotations go where record() says.
+  KOKKOS_INLINE_FUNCTION QlChain(double* d_, double* e_, int m_)
+      : m(m_), d(d_), e(e_), cs(nullptr), sn(nullptr) {}
   int m;
-  double *d, *e, *cs, *sn;
+  double *d, *e, *cs, *sn;  // rotation i at cs[ofs + dir * i], sn[ofs + dir * i]
+  int ofs = 0, dir = 1;
   int l = 0, iter = 0;  // first eigenvalue not yet converged, sweeps spent on it
   int status = 0;       // 0 running, 1 converged, 2 failed
   int lo = 0, hi = -1;  // the sweep's rotations to apply: hi down to lo
@@ -63,6 +67,15 @@ struct QlChain {
     return true;
   }
 
+  /// After begin(): this sweep's rotations go to cs[0], sn[0], ... in the order they are
+  /// made (hi first), so that a record of sweeps reads in the order they are applied.
+  KOKKOS_INLINE_FUNCTION void record(double* cs_, double* sn_) {
+    cs = cs_;
+    sn = sn_;
+    ofs = mm_ - 1;
+    dir = -1;
+  }
+
   /// Chases the bulge one row up (rotation i); false once the chain is complete.
   KOKKOS_INLINE_FUNCTION bool step() {
     if (i_ < l) return false;
@@ -98,8 +111,8 @@ struct QlChain {
     p_ = s_ * r;
     d[i + 1] = g_ + p_;
     g_ = c_ * r - bb;
-    cs[i] = c_;
-    sn[i] = s_;
+    cs[ofs + dir * i] = c_;
+    sn[ofs + dir * i] = s_;
     --i_;
     return true;
   }

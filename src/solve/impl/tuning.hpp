@@ -48,10 +48,10 @@ struct Tuning {
   /// than one: a GPU team would wait at a barrier for each sweep's sequential chain; a host
   /// thread has nothing to wait for.
   static constexpr bool eig_staged = false;
-  /// Staged only: matrices (one a thread) per team of the QL chains; columns of the basis per
-  /// team of the rotations (0: the whole matrix, in place); rotations a matrix records per
-  /// round, in units of m.
-  static constexpr int eig_chain_team = 1, eig_apply_cols = 0, eig_round = 32;
+  /// Staged only: matrices (one a thread) per team of the QL chains; rows of the basis Z
+  /// per team of the rotations (one a thread); rotations a matrix records per round, in
+  /// units of m.
+  static constexpr int eig_chain_team = 1, eig_apply_cols = 16, eig_round = 32;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;

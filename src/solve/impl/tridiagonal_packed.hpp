@@ -1,0 +1,122 @@
+// Householder tridiagonalisation of a symmetric matrix held as its packed lower triangle in
+// team scratch, and the accumulation of its reflectors into rows of the basis Z (the staged
+// inverse square root, inverse_sqrt_staged.hpp). A 74 x 74 block is 43.8 KB, more than a CUDA
+// team's level-0 scratch in Kokkos 3.4 (40 KB); its lower triangle is 22.2 KB.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
+
+namespace kspecter::solve::detail {
+
+/// Where A[i][j], i >= j, sits in packed lower storage (rows one after another).
+KOKKOS_INLINE_FUNCTION int packed(int i, int j) { return i * (i + 1) / 2 + j; }
+
+/// The row i of the packed lower triangle's t-th element: i (i + 1) / 2 <= t < (i + 1) (i +
+/// 2) / 2. A float square root (exact for t below 2^21), then corrected by one either way.
+KOKKOS_INLINE_FUNCTION int packed_row(int t) {
+  int i = int((compat::sqrt(8.0f * float(t) + 1.0f) - 1.0f) * 0.5f);
+  if ((i + 1) * (i + 2) / 2 <= t) ++i;
+  if (i * (i + 1) / 2 > t) --i;
+  return i;
+}
+
+/// Where reflector k's vector starts in a column-packed store of v_0, v_1, ... (v_k has
+/// m - 1 - k entries, for rows k + 1 .. m - 1).
+KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
+
+/// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
+/// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
+/// team_tridiagonalize (eig_steps.hpp), with the same reflectors; v_k is left in column k below
+/// the diagonal. Only the lower triangle is updated, so T is that of a matrix kept exactly
+/// symmetric. `w`: 2 m doubles of team scratch.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, double* p, int m,
+                                                       double* d, double* e, double* tau,
+                                                       double* w) {
+  double* const v = w;       // v_k, contiguous
+  double* const pw = w + m;  // p = tau A' v, then w = p - (tau vᵀp / 2) v
+  for (int k = 0; k + 1 < m; ++k) {
+    int const r = m - k - 1, k1 = k + 1;
+    double const x0 = p[packed(k1, k)];  // read before the reduction's barrier: it changes below
+    double sigma = 0.0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, r),
+        [&](int t, double& acc) {
+          double const x = p[packed(k1 + t, k)];
+          acc += x * x;
+        },
+        sigma);
+    if (r == 1 || sigma == 0.0) {  // nothing to annihilate: H_k = I
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        d[k] = p[packed(k, k)];
+        e[k] = x0;
+        tau[k] = 0.0;
+      });
+      team.team_barrier();  // the next reduction reuses the team's reduction scratch
+      continue;
+    }
+    double const nrm = compat::sqrt(sigma);
+    double const alpha = x0 > 0.0 ? -nrm : nrm;
+    double const tk = 1.0 / (sigma - x0 * alpha);  // 2 / vᵀv, no cancellation
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      p[packed(k1, k)] = x0 - alpha;
+      d[k] = p[packed(k, k)];
+      e[k] = alpha;
+      tau[k] = tk;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                         [&](int t) { v[t] = p[packed(k1 + t, k)]; });
+    team.team_barrier();
+    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
+      double const* row = p + packed(k1 + j, k1);
+      double s = 0.0;
+      for (int t = 0; t <= j; ++t) s += row[t] * v[t];
+      for (int t = j + 1; t < r; ++t) s += p[packed(k1 + t, k1 + j)] * v[t];
+      pw[j] = tk * s;
+    });
+    team.team_barrier();
+    double vp = 0.0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += v[i] * pw[i]; }, vp);
+    double const half = 0.5 * tk * vp;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                         [&](int j) { pw[j] = pw[j] - half * v[j]; });
+    team.team_barrier();
+    // A' -= v wᵀ + w vᵀ on the lower triangle, one element a thread, consecutive threads on
+    // consecutive addresses.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
+      int const i = packed_row(t), j = t - i * (i + 1) / 2;
+      p[packed(k1 + i, k1 + j)] -= v[i] * pw[j] + pw[i] * v[j];
+    });
+    team.team_barrier();
+  }
+  Kokkos::single(Kokkos::PerTeam(team), [&]() {
+    d[m - 1] = p[packed(m - 1, m - 1)];
+    e[m - 1] = 0.0;
+  });
+  team.team_barrier();
+}
+
+/// Row c of Z = H_0 ⋯ H_{m-3}, by one thread: x (rows `stride` apart) starts as e_c and takes
+/// the reflectors on the right in turn, x ← x - tau_k (x·v_k) v_kᵀ. Each row of Z depends on
+/// its own entries only. `refl`: tau (m), then v_0, v_1, ... column-packed.
+KOKKOS_INLINE_FUNCTION void form_z_row(double* x, int stride, int m, int c, double const* refl) {
+  for (int i = 0; i < m; ++i) x[i * stride] = i == c ? 1.0 : 0.0;
+  double const* const tau = refl;
+  for (int k = 0; k + 2 < m; ++k) {
+    double const tk = tau[k];
+    if (tk == 0.0) continue;
+    int const r = m - k - 1;
+    double const* v = refl + m + reflector_offset(k, m);
+    double* const xk = x + (k + 1) * stride;
+    double s = 0.0;
+    for (int t = 0; t < r; ++t) s += xk[t * stride] * v[t];
+    s *= tk;
+    for (int t = 0; t < r; ++t) xk[t * stride] -= s * v[t];
+  }
+}
+
+}  // namespace kspecter::solve::detail
