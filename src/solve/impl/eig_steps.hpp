@@ -169,48 +169,34 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
 }
 
 /// One column's share of a QL sweep (x = the column's first row, rows `stride` apart):
-/// rotations hi down to lo, rotation i at cs[ofs + Dir * i], sn[ofs + Dir * i]. The rows and
-/// rotations of the next column_batch are loaded while this batch is rotated (rows i - U and
-/// below are not written by rotations i .. i - U + 1), so that a load's latency is paid once
-/// a chain, not once a batch: the compiler cannot move a load above a store it cannot prove
-/// disjoint (see update_column).
+/// rotations hi down to lo, rotation i at cs[ofs + Dir * i], sn[ofs + Dir * i]. Its rows are
+/// loaded column_batch at a time ahead of the stores (see update_column): row i is read by
+/// rotation i before rotation i - 1 writes it.
 template <int Dir>
 KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* cs, double const* sn,
                                           int ofs, int lo, int hi) {
   constexpr int U = column_batch;
   double carry = x[(hi + 1) * stride];
   int i = hi;
-  int const nbatch = (hi - lo + 1) / U;
-  double g[U], c[U], s[U];
-  auto const load = [&](int top, double* gg, double* cc, double* ss) {
+  for (; i - U + 1 >= lo; i -= U) {
+    double g[U], c[U], s[U];
     KSPECTER_UNROLL
     for (int l = 0; l < U; ++l) {
-      gg[l] = x[(top - l) * stride];
-      cc[l] = cs[ofs + Dir * (top - l)];
-      ss[l] = sn[ofs + Dir * (top - l)];
+      g[l] = x[(i - l) * stride];
+      c[l] = cs[ofs + Dir * (i - l)];
+      s[l] = sn[ofs + Dir * (i - l)];
     }
-  };
-  if (nbatch > 0) load(i, g, c, s);
-  for (int b = 0; b < nbatch; ++b, i -= U) {
-    double gn[U], cn[U], sn_[U];
-    if (b + 1 < nbatch) load(i - U, gn, cn, sn_);
     KSPECTER_UNROLL
     for (int l = 0; l < U; ++l) {
       x[(i - l + 1) * stride] = s[l] * g[l] + c[l] * carry;
       carry = c[l] * g[l] - s[l] * carry;
     }
-    KSPECTER_UNROLL
-    for (int l = 0; l < U; ++l) {
-      g[l] = gn[l];
-      c[l] = cn[l];
-      s[l] = sn_[l];
-    }
   }
   for (; i >= lo; --i) {
-    double const cc = cs[ofs + Dir * i], ss = sn[ofs + Dir * i];
-    double const gg = x[i * stride];
-    x[(i + 1) * stride] = ss * gg + cc * carry;
-    carry = cc * gg - ss * carry;
+    double const c = cs[ofs + Dir * i], s = sn[ofs + Dir * i];
+    double const g = x[i * stride];
+    x[(i + 1) * stride] = s * g + c * carry;
+    carry = c * g - s * carry;
   }
   x[lo * stride] = carry;
 }

@@ -7,8 +7,6 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 
-#include "unroll.hpp"
-
 namespace kspecter::solve::detail {
 
 /// Where A[i][j], i >= j, sits in packed lower storage (rows one after another).
@@ -114,16 +112,10 @@ KOKKOS_INLINE_FUNCTION void form_z_row(double* x, int stride, int m, int c, doub
     int const r = m - k - 1;
     double const* v = refl + m + reflector_offset(k, m);
     double* const xk = x + (k + 1) * stride;
-    // Four partial sums: the dot product is the row's critical path.
-    double s4[4] = {0.0, 0.0, 0.0, 0.0};
-    int t = 0;
-    for (; t + 4 <= r; t += 4) {
-      KSPECTER_UNROLL
-      for (int l = 0; l < 4; ++l) s4[l] += xk[(t + l) * stride] * v[t + l];
-    }
-    for (; t < r; ++t) s4[0] += xk[t * stride] * v[t];
-    double const s = tk * ((s4[0] + s4[1]) + (s4[2] + s4[3]));
-    for (t = 0; t < r; ++t) xk[t * stride] -= s * v[t];
+    double s = 0.0;
+    for (int t = 0; t < r; ++t) s += xk[t * stride] * v[t];
+    s *= tk;
+    for (int t = 0; t < r; ++t) xk[t * stride] -= s * v[t];
   }
 }
 
