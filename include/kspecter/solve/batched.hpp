@@ -2,8 +2,9 @@
 // matrix per team, the batch index first. It knows nothing about PSFs or images.
 //
 // All matrices are symmetric positive (semi)definite, double precision, LayoutRight. Each
-// operation is one kernel launch, asynchronous on `space`, a profiling region and a kernel
-// labelled "kspecter::solve::<operation>". Results of a matrix depend on that matrix only
+// operation is a profiling region and one kernel launch labelled
+// "kspecter::solve::<operation>", asynchronous on `space`; except inverse_sqrt on a GPU, which
+// runs as kernels "kspecter::solve::inverse_sqrt::<step>" in rounds and returns when done. Results of a matrix depend on that matrix only
 // (not on the batch around it) and are bitwise reproducible on a given machine; the host
 // picks AVX-512/AVX2/portable micro-kernels at run time, which differ by rounding.
 //
@@ -58,6 +59,7 @@ void inverse_diagonal_blocks(ExecSpace const& space,
 /// raised to that floor, so Q stays finite for nearly singular blocks (the floor is per
 /// matrix; gpu_specter's clip_scale is the same 1e-14). Q is exactly symmetric. A matrix with
 /// no positive eigenvalue, or holding NaN/Inf, gets Q = 0. rel_clip must be in (0, 1).
+/// On a GPU it allocates m² + 74 m doubles a matrix of workspace for the call (88 KB, m = 74).
 template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                   double rel_clip = 1e-14);
