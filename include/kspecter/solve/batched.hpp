@@ -4,9 +4,10 @@
 // All matrices are symmetric positive (semi)definite, double precision, LayoutRight. Each
 // operation is a profiling region and one kernel launch labelled
 // "kspecter::solve::<operation>", asynchronous on `space`; except inverse_sqrt on a GPU, which
-// runs as kernels "kspecter::solve::inverse_sqrt::<step>" in rounds and returns when done. Results of a matrix depend on that matrix only
-// (not on the batch around it) and are bitwise reproducible on a given machine; the host
-// picks AVX-512/AVX2/portable micro-kernels at run time, which differ by rounding.
+// runs as kernels "kspecter::solve::inverse_sqrt::<step>" in rounds and returns when done. Results
+// of a matrix depend on that matrix only (not on the batch around it) and are bitwise reproducible
+// on a given machine; the host picks AVX-512/AVX2/portable micro-kernels at run time, which differ
+// by rounding.
 //
 // The library instantiates them for every backend of its build (cmake/kspecter_backends.cmake).
 // How (details in src/solve/impl/: cholesky.hpp, inverse_blocks.hpp, inverse_sqrt.hpp,
