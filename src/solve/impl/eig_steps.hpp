@@ -168,11 +168,13 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
   }
 }
 
-/// One column of apply_rotation_chain (x = &zt[0][col], rows `stride` apart): rotations hi
-/// down to lo, rotation i at cs[i], sn[i], its rows loaded column_batch at a time ahead of the
-/// stores (see update_column): row i is read by rotation i before rotation i - 1 writes it.
+/// One column's share of a QL sweep (x = the column's first row, rows `stride` apart):
+/// rotations hi down to lo, rotation i at cs[ofs + Dir * i], sn[ofs + Dir * i]. Its rows are
+/// loaded column_batch at a time ahead of the stores (see update_column): row i is read by
+/// rotation i before rotation i - 1 writes it.
+template <int Dir>
 KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* cs, double const* sn,
-                                          int lo, int hi) {
+                                          int ofs, int lo, int hi) {
   constexpr int U = column_batch;
   double carry = x[(hi + 1) * stride];
   int i = hi;
@@ -181,8 +183,8 @@ KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* c
     KSPECTER_UNROLL
     for (int l = 0; l < U; ++l) {
       g[l] = x[(i - l) * stride];
-      c[l] = cs[i - l];
-      s[l] = sn[i - l];
+      c[l] = cs[ofs + Dir * (i - l)];
+      s[l] = sn[ofs + Dir * (i - l)];
     }
     KSPECTER_UNROLL
     for (int l = 0; l < U; ++l) {
@@ -191,7 +193,7 @@ KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* c
     }
   }
   for (; i >= lo; --i) {
-    double const c = cs[i], s = sn[i];
+    double const c = cs[ofs + Dir * i], s = sn[ofs + Dir * i];
     double const g = x[i * stride];
     x[(i + 1) * stride] = s * g + c * carry;
     carry = c * g - s * carry;
@@ -237,7 +239,7 @@ KOKKOS_INLINE_FUNCTION void apply_rotation_chain(Member const& team, double* zt,
       }
       for (int l = 0; l < W; ++l) zt[lo * m + c0 + l] = carry[l];
     } else {
-      for (int col = c0; col < m; ++col) rotate_column(zt + col, m, cs, sn, lo, hi);
+      for (int col = c0; col < m; ++col) rotate_column<1>(zt + col, m, cs, sn, 0, lo, hi);
     }
   });
 }

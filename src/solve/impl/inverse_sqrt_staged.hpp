@@ -27,11 +27,6 @@
 
 namespace kspecter::solve::detail {
 
-/// A plane rotation of a sweep's record (one 16-byte load on a GPU).
-struct alignas(16) Rotation {
-  double c, s;
-};
-
 /// A batch's eigen-decompositions between the staged kernels.
 template <class Mem>
 struct EigRounds {
@@ -49,8 +44,7 @@ struct EigRounds {
   Rows vec;           // [nmat][2 m] d, e
   IRows state;        // [nmat][nfield]
   IRows sweeps;       // [nmat][2 max_sweep] lo, hi of each recorded sweep
-  Kokkos::View<Rotation**, Kokkos::LayoutRight, Mem> rot;  // [nmat][max_rot] in the order
-                                                           // they apply
+  Rows cs, sn;        // [nmat][max_rot] a round's rotations in the order they apply
 
   EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     auto const alloc = [](char const* label) {
@@ -60,7 +54,8 @@ struct EigRounds {
     vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
     state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
     sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
-    rot = decltype(rot)(alloc("kspecter::solve::inverse_sqrt::rot"), nmat, max_rot);
+    cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
+    sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
   }
 };
 
@@ -115,7 +110,7 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   int nrot = 0, nsweep = 0;
   while (nsweep < r.max_sweep && nrot + m <= r.max_rot) {
     if (q.begin()) {
-      q.record(&r.rot(b, nrot).c, &r.rot(b, nrot).s, 2);
+      q.record(&r.cs(b, nrot), &r.sn(b, nrot));
       while (q.step()) {
       }
       q.end();
@@ -136,38 +131,6 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   return q.status == 0;
 }
 
-/// One sweep of a record (rotations hi down to lo at rot[0], rot[1], ...) applied to one row
-/// of Z, its entries `stride` apart in scratch (x[i * stride], the column i of Z). Loads of a
-/// batch come before its stores (the compiler cannot prove them disjoint), and the addresses
-/// walk by pointer: the loop is bound by instructions as much as by the carry's latency.
-KOKKOS_INLINE_FUNCTION void rotate_row(double* x, int stride, Rotation const* rot, int lo, int hi) {
-  constexpr int U = column_batch;
-  int const n = hi - lo + 1;
-  double* xr = x + hi * stride;  // entry i, from i = hi down
-  double carry = xr[stride];
-  int k = 0;
-  for (; k + U <= n; k += U, xr -= U * stride, rot += U) {
-    double g[U];
-    Rotation q[U];
-    KSPECTER_UNROLL
-    for (int l = 0; l < U; ++l) {
-      g[l] = xr[-l * stride];
-      q[l] = rot[l];
-    }
-    KSPECTER_UNROLL
-    for (int l = 0; l < U; ++l) {
-      xr[(1 - l) * stride] = q[l].s * g[l] + q[l].c * carry;
-      carry = q[l].c * g[l] - q[l].s * carry;
-    }
-  }
-  for (; k < n; ++k, xr -= stride, ++rot) {
-    double const g = xr[0];
-    xr[stride] = rot->s * g + rot->c * carry;
-    carry = rot->c * g - rot->s * carry;
-  }
-  xr[stride] = carry;  // entry lo
-}
-
 /// A round for the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row, the
 /// slice in level-0 scratch `x` ([m][w]): formed from the reflectors (first round) or
 /// loaded, rotated by the round's sweeps, stored.
@@ -186,11 +149,13 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
   }
   team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
-    Rotation const* rp = &r.rot(b, 0);
+    double const* const cs = &r.cs(b, 0);
+    double const* const sn = &r.sn(b, 0);
+    int off = 0;
     for (int k = 0; k < nsweep; ++k) {
       int const lo = r.sweeps(b, 2 * k), hi = r.sweeps(b, 2 * k + 1);
-      rotate_row(x + c, w, rp, lo, hi);
-      rp += hi - lo + 1;
+      rotate_column<-1>(x + c, w, cs + off, sn + off, hi, lo, hi);
+      off += hi - lo + 1;
     }
   });
   team.team_barrier();

@@ -67,14 +67,13 @@ struct QlChain {
     return true;
   }
 
-  /// After begin(): this sweep's rotations go to cs[0], sn[0], cs[stride], sn[stride], ... in
-  /// the order they are made (hi first), so that a record of sweeps reads in the order they
-  /// are applied.
-  KOKKOS_INLINE_FUNCTION void record(double* cs_, double* sn_, int stride) {
+  /// After begin(): this sweep's rotations go to cs[0], sn[0], ... in the order they are
+  /// made (hi first), so that a record of sweeps reads in the order they are applied.
+  KOKKOS_INLINE_FUNCTION void record(double* cs_, double* sn_) {
     cs = cs_;
     sn = sn_;
-    ofs = stride * (mm_ - 1);
-    dir = -stride;
+    ofs = mm_ - 1;
+    dir = -1;
   }
 
   /// Chases the bulge one row up (rotation i); false once the chain is complete.
