@@ -1,6 +1,6 @@
 // Launch shapes of the batched inverse square root (solve::inverse_sqrt, the decorrelation's
 // kernels) on covariance-like blocks: the backend's tuning against one kernel or the staged
-// kernels under other round sizes, column slices and chain teams, each timed between fences
+// kernels under other round sizes, row slices and chain teams, each timed between fences
 // (best and median of --reps) with its largest difference from the backend's own result. The blocks
 // are the fiber blocks of inverse_diagonal_blocks on --nmat iCov-like patches (--nfiber x --m), as
 // in bench_solve.
@@ -31,7 +31,7 @@ using Mem = Space::memory_space;
 using Base = ks::Tuning<Space>;
 
 /// The backend's tuning, one kernel or staged (inverse_sqrt_staged.hpp) with other round
-/// sizes (rotations a matrix records, in units of m), column slices of the rotations and
+/// sizes (rotations a matrix records, in units of m), slices of Z's rows for the rotations and
 /// matrices a team of the QL chains.
 template <bool Staged, int Round = Base::eig_round, int Cols = Base::eig_apply_cols,
           int Chains = Base::eig_chain_team>
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     ks::MatrixBatch<Mem> work("work", std::size_t(nmat) * nfiber, m, m);
     std::printf("bench_inverse_sqrt: %s, concurrency %d, %d blocks of %d x %d, %d reps\n",
                 Space::name(), Space::concurrency(), nmat * nfiber, m, m, args.reps);
-    std::printf("%-28s %6s %5s %5s %6s %11s %11s %12s\n", "shape", "staged", "round", "cols",
+    std::printf("%-28s %6s %5s %5s %6s %11s %11s %12s\n", "shape", "staged", "round", "rows",
                 "chains", "best [s]", "median [s]", "max rel diff");
     std::vector<double> ref;
     Result const r0 = measure<Base>(space, blocks, work, nullptr, &ref, args.reps);
@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
       row<Shape<false>>("one kernel", space, blocks, work, ref, args.reps);
       row<Shape<true, 16>>("rounds of 16 m", space, blocks, work, ref, args.reps);
       row<Shape<true, 64>>("rounds of 64 m", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 16>>("slices of 16 columns", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 64>>("slices of 64 columns", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 16>>("slices of 16 rows", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 64>>("slices of 64 rows", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 64>>("chains 64 a team", space, blocks, work, ref, args.reps);
     }
   }

@@ -16,14 +16,8 @@
 #   (.gpu-specter as for session_final.sh: it holds the r0 PSF)
 # Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"], timeout_s 600):
 #   KSPECTER_NCU_TREES=after KSPECTER_EXTRA_BENCH=bench_inverse_sqrt bash perf/device/before_after.sh
-set -uo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
-out="${OUT:-$here/gpu-out}"
-mkdir -p "$out"
-psf="$here/.gpu-specter/psf-r0-00067784.fits"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 kernels="${KSPECTER_NCU_KERNELS:-inverse_sqrt_impl|band_strided_inverse_blocks_impl}"
-t0=$SECONDS
-note() { echo "[$((SECONDS - t0)) s] $*"; }
 wall() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}'; }
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 
@@ -32,12 +26,8 @@ for tree in after before; do
   [ "$tree" = before ] && src="$here/.gpu-before" extra=""
   [ "${KSPECTER_IO_BENCH:-0}" = 1 ] && extra="$extra bench_read_preproc bench_write_frame"
   note "build $tree"
-  OUT=/tmp/build-$tree KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$src" \
-    KSPECTER_DEVICE_BUILD="$here/build-device-$tree" KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract $extra" \
-    bash "$here/perf/device/python_cupy.sh" run > "$out/build-$tree.log" 2>&1 ||
-    { tail -n 30 "$out/build-$tree.log"; exit 1; }
+  device_build "$tree" "$src" "bench_extract $extra"
 done
-export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cli() { "$here/build-device-$1/src/cli/kspecter" "${@:2}"; }
 bench() { timeout 100 "$here/build-device-$1/perf/bench_extract" --psf "$psf" "${@:2}"; }
 
@@ -115,7 +105,5 @@ if [ -n "${KSPECTER_EXTRA_BENCH:-}" ]; then
     timeout 200 "$here/build-device-after/perf/$x" 2>&1 | grep -v "^ *In general\|OMP_PROC_BIND\|For unit\|For best" | tee "$out/$x.log"
   done
 fi
-# The device returns few files: every log in one tar besides this output.
-(cd "$out" && tar czf /tmp/logs.tgz --exclude=logs.tgz . && mv /tmp/logs.tgz "$out/" &&
-  find . -type f ! -name logs.tgz -delete)
+pack_logs
 note "done"

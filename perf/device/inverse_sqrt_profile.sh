@@ -8,21 +8,10 @@
 #
 # Device call (carry [".gpu-python", ".gpu-specter"], timeout_s 600):
 #   bash perf/device/inverse_sqrt_profile.sh
-set -uo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
-out="${OUT:-$here/gpu-out}"
-mkdir -p "$out"
-psf="$here/.gpu-specter/psf-r0-00067784.fits"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 kernels="${KSPECTER_NCU_KERNELS:-inverse_sqrt|EigRotations}"
-t0=$SECONDS
-note() { echo "[$((SECONDS - t0)) s] $*"; }
 note "build"
-OUT=/tmp/build-after KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$here" \
-  KSPECTER_DEVICE_BUILD="$here/build-device-after" \
-  KSPECTER_DEVICE_EXTRA_TARGETS="bench_extract bench_inverse_sqrt" \
-  bash "$here/perf/device/python_cupy.sh" run > "$out/build.log" 2>&1 ||
-  { tail -n 30 "$out/build.log"; exit 1; }
-export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+device_build after "$here" "bench_extract bench_inverse_sqrt"
 b="$here/build-device-after/perf"
 note "bench_inverse_sqrt"
 timeout 120 "$b/bench_inverse_sqrt" 2>&1 | tee "$out/bench_inverse_sqrt.log"
@@ -41,6 +30,5 @@ fi
 note "bench_extract"
 timeout 100 "$b/bench_extract" --psf "$psf" --repeat 3 --solver band 2>&1 |
   grep -E "^kspecter::extract::[a-z_]+ +[0-9]|extract_frame|peak" | tee "$out/bench_extract.log"
-(cd "$out" && tar czf /tmp/logs.tgz --exclude=logs.tgz . && mv /tmp/logs.tgz "$out/" &&
-  find . -type f ! -name logs.tgz -delete)
+pack_logs
 note "done"

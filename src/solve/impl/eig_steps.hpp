@@ -1,7 +1,7 @@
 // The steps of the symmetric eigensolver behind solve::inverse_sqrt (docs/algorithm.md §4):
 // Householder tridiagonalisation, the eigenvector basis it leaves, plane rotations applied to
 // that basis, and Q = V diag(w^-1/2) Vᵀ. inverse_sqrt.hpp runs them in one kernel a batch;
-// inverse_sqrt_staged.hpp runs them as a sequence of kernels.
+// inverse_sqrt_staged.hpp shares the reflector, the column rotation and the final Q with it.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -37,6 +37,17 @@ KOKKOS_INLINE_FUNCTION void update_column(double* x, int stride, int n, F const&
 /// Rows loaded ahead by update_column and apply_rotation_chain on a GPU.
 constexpr int column_batch = 8;
 
+/// The reflector H = I - tau v vᵀ, v = x - alpha e_0, that maps x (first entry x0, xᵀx =
+/// sigma > 0) to alpha e_0, alpha of the sign opposite to x0's.
+struct Householder {
+  double alpha, tau;
+};
+KOKKOS_INLINE_FUNCTION Householder householder(double x0, double sigma) {
+  double const nrm = compat::sqrt(sigma);
+  double const alpha = x0 > 0.0 ? -nrm : nrm;
+  return {alpha, 1.0 / (sigma - x0 * alpha)};  // tau = 2 / vᵀv, no cancellation
+}
+
 /// Reduces the symmetric m x m matrix a (full storage, row-major) to tridiagonal form
 /// T = Zᵀ a Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ. Leaves d (diagonal), e (e[k] =
 /// T[k][k+1], e[m-1] = 0), tau, and v_k in row k of a (columns k+1..m-1); the rest of a is
@@ -66,9 +77,8 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize(Member const& team, double* a, i
       team.team_barrier();
       continue;
     }
-    double const nrm = compat::sqrt(sigma);
-    double const alpha = x0 > 0.0 ? -nrm : nrm;
-    double const tk = 1.0 / (sigma - x0 * alpha);  // 2 / vᵀv, no cancellation
+    Householder const h = householder(x0, sigma);
+    double const alpha = h.alpha, tk = h.tau;
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       row[0] = x0 - alpha;
       d[k] = a[k * m + k];

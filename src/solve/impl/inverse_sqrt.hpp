@@ -148,13 +148,9 @@ void inverse_sqrt_fused(ExecSpace const& space, MatrixBatch<typename ExecSpace::
   };
 
   int const league = (nmat + per - 1) / per;
-  auto const scratch = [&](Policy p) {
-    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage) + extra_l0))
-        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
-  };
-  int const team_size =
-      detail::team_size_for(scratch(Policy(space, league, 1)), kernel, Tune::eig_team_size);
-  Policy const policy = scratch(Policy(space, league, team_size));
+  Policy const policy =
+      detail::team_policy_for<Policy>(space, league, int(Scratch::shmem_size(stage)) + extra_l0,
+                                      int(Scratch::shmem_size(l1)), kernel, Tune::eig_team_size);
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
 }
 

@@ -204,14 +204,11 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     Scratch s(team.team_scratch(0), eig_prepare_doubles(r.m));
     eig_prepare_packed(team, r, b, &c(b, 0, 0), s.data());
   };
-  auto const prepare_sized = [&](Policy p) {
-    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(eig_prepare_doubles(m))));
-  };
-  Kokkos::parallel_for("kspecter::solve::inverse_sqrt::prepare",
-                       prepare_sized(Policy(space, nmat,
-                                            team_size_for(prepare_sized(Policy(space, nmat, 1)),
-                                                          prepare, Tune::eig_team_size))),
-                       prepare);
+  Kokkos::parallel_for(
+      "kspecter::solve::inverse_sqrt::prepare",
+      team_policy_for<Policy>(space, nmat, int(Scratch::shmem_size(eig_prepare_doubles(m))), 0,
+                              prepare, Tune::eig_team_size),
+      prepare);
 
   // ql_chains: `per` matrices a team, each thread's (d, e) 2 m + 1 doubles apart (odd: banks).
   int const most = l0_doubles / (2 * m + 1);
@@ -230,26 +227,18 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
         mine);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
   };
-  auto const chain_sized = [&](Policy p) {
-    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(per * (2 * m + 1))));
-  };
   // A team loops over its matrices or rows, so fewer threads than asked still do it all.
   Policy const chain_policy =
-      chain_sized(Policy(space, chain_league,
-                         team_size_for(chain_sized(Policy(space, chain_league, 1)), chains, per,
-                                       Kokkos::ParallelReduceTag())));
+      team_policy_for<Policy>(space, chain_league, int(Scratch::shmem_size(per * (2 * m + 1))), 0,
+                              chains, per, Kokkos::ParallelReduceTag());
 
   // rotations: slices of about eig_apply_cols rows of Z, as even as m allows.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
   EigRotations<ExecSpace> rotations{r, c, groups, width, true};
-  auto const rotate_sized = [&](Policy p) {
-    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(m * width)));
-  };
   Policy const rotate_policy =
-      rotate_sized(Policy(space, nmat * groups,
-                          team_size_for(rotate_sized(Policy(space, nmat * groups, 1)), rotations,
-                                        Tune::eig_apply_cols)));
+      team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width)), 0,
+                              rotations, Tune::eig_apply_cols);
   while (true) {
     int running = 0;
     Kokkos::parallel_reduce("kspecter::solve::inverse_sqrt::ql_chains", chain_policy, chains,
@@ -274,15 +263,11 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     bool const ok = r.state(b, EigRounds<Mem>::status_field) == 1;
     eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &r.zt(b, 0, 0), ok, rel, tr, tn);
   };
-  auto const finish_sized = [&](Policy p) {
-    return p.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(stage)))
-        .set_scratch_size(1, Kokkos::PerTeam(Scratch::shmem_size(l1)));
-  };
-  Kokkos::parallel_for("kspecter::solve::inverse_sqrt::finish",
-                       finish_sized(Policy(space, nmat,
-                                           team_size_for(finish_sized(Policy(space, nmat, 1)),
-                                                         finish, Tune::eig_team_size))),
-                       finish);
+  Kokkos::parallel_for(
+      "kspecter::solve::inverse_sqrt::finish",
+      team_policy_for<Policy>(space, nmat, int(Scratch::shmem_size(stage)),
+                              int(Scratch::shmem_size(l1)), finish, Tune::eig_team_size),
+      finish);
 }
 
 }  // namespace kspecter::solve::detail

@@ -275,6 +275,19 @@ int team_size_for(Policy const& probe, Kernel const& kernel, int want, Tag tag =
   return want < most ? want : most;
 }
 
+/// A policy of `league` teams with l0_bytes and l1_bytes of team scratch, and the tuning's
+/// team size `want` unless fewer threads fit (team_size_for).
+template <class Policy, class Kernel, class Tag = Kokkos::ParallelForTag>
+Policy team_policy_for(typename Policy::execution_space const& space, int league, int l0_bytes,
+                       int l1_bytes, Kernel const& kernel, int want, Tag tag = {}) {
+  auto const sized = [&](Policy p) {
+    return p.set_scratch_size(0, Kokkos::PerTeam(l0_bytes))
+        .set_scratch_size(1, Kokkos::PerTeam(l1_bytes));
+  };
+  return sized(
+      Policy(space, league, team_size_for(sized(Policy(space, league, 1)), kernel, want, tag)));
+}
+
 /// Factors the w x w lower triangle of T (row stride ld) in place, T = L Lᵀ, unblocked,
 /// right-looking; col (w doubles of scratch) holds the current column contiguously.
 /// Returns 0, or j + 1 if pivot j is not positive and finite (T is then left part-done).

@@ -7,6 +7,8 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 
+#include "eig_steps.hpp"
+
 namespace kspecter::solve::detail {
 
 /// Where A[i][j], i >= j, sits in packed lower storage (rows one after another).
@@ -56,9 +58,8 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
       team.team_barrier();  // the next reduction reuses the team's reduction scratch
       continue;
     }
-    double const nrm = compat::sqrt(sigma);
-    double const alpha = x0 > 0.0 ? -nrm : nrm;
-    double const tk = 1.0 / (sigma - x0 * alpha);  // 2 / vᵀv, no cancellation
+    Householder const h = householder(x0, sigma);
+    double const alpha = h.alpha, tk = h.tau;
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       p[packed(k1, k)] = x0 - alpha;
       d[k] = p[packed(k, k)];
