@@ -240,21 +240,22 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
                                   (i.param.dense ? "_dense" : "_icov");
                          });
 
-// The GPU-shaped kernels (BandTuning::coalesce: paired rows, per-thread accumulators, staged
-// rows of L) run on any backend; on a host backend, with teams of one thread and (where the
-// backend has them) of two, they are checked here against the long-double reference, so that
-// a CPU-only CI covers them too.
-template <int Team>
+// The GPU-shaped kernels (BandTuning::coalesce: paired rows; the blocks' rows of Z in groups
+// with C in register tiles) run on any backend; on a host backend, with teams of one thread
+// and (where the backend has them) of two, they are checked here against the long-double
+// reference, so that a CPU-only CI covers them too: DESI's 7 slots of 74 bins, and an odd
+// block (the tiles' padding column) with groups that do not divide the rows.
+template <int Team, int Rows = 4>
 struct GpuShapedTune {
   static constexpr bool coalesce = true;
   static constexpr int team_size = Team;
   static constexpr int blocks_team_size = Team;
-  static constexpr int max_acc = (74 * 75 / 2 + Team - 1) / Team;
+  static constexpr int rows = Rows;
+  static constexpr int tiles = (37 * 38 / 2 + Team - 1) / Team;
 };
 
 template <class Tune>
-void check_gpu_shaped(std::uint64_t seed) {
-  Order const o{7, 74};
+void check_gpu_shaped(std::uint64_t seed, Order const o = {7, 74}) {
   int const n = o.nslots * o.m, m = o.m;
   auto const a = icov_batch(o.nslots, o.m, 2, seed);
   int b = 0;
@@ -302,6 +303,7 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
   auto const seed = ref::fresh_seed();
   SCOPED_TRACE("seed = " + std::to_string(seed));
   check_gpu_shaped<GpuShapedTune<1>>(seed);
+  check_gpu_shaped<GpuShapedTune<1, 3>>(seed + 2, {6, 37});
   using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
   int const most = Policy(TEST_EXECSPACE(), 1, 1)
                        .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());

@@ -28,8 +28,10 @@ struct BandTuning {
   static constexpr bool coalesce = false;
   static constexpr int team_size = 1;         // band_cholesky, band_cholesky_solve
   static constexpr int blocks_team_size = 1;  // band_strided_inverse_blocks
-  /// Most covariance accumulators a thread keeps in registers (GPU path only).
-  static constexpr int max_acc = 1;
+  /// GPU path of band_strided_inverse_blocks only: rows of Z made between two barriers,
+  /// and the most 2 x 2 tiles of a block's lower triangle a thread accumulates in registers.
+  static constexpr int rows = 1;
+  static constexpr int tiles = 1;
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -38,7 +40,8 @@ struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
   static constexpr int team_size = 32;  // one warp: a band row of 66 is two entries a thread
   static constexpr int blocks_team_size = 128;
-  static constexpr int max_acc = 24;  // m (m + 1) / 2 / 128 for m = 74 is 22
+  static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
+  static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
 };
 #endif
 
@@ -48,7 +51,8 @@ struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int team_size = 64;  // one wavefront
   static constexpr int blocks_team_size = 128;
-  static constexpr int max_acc = 24;
+  static constexpr int rows = 4;
+  static constexpr int tiles = 6;
 };
 #endif
 

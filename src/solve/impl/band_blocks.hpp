@@ -9,6 +9,7 @@
 #include <kspecter/solve/band.hpp>
 #include <string>
 
+#include "band_blocks_grouped.hpp"
 #include "band_cholesky.hpp"
 #include "band_host_simd.hpp"
 
@@ -65,15 +66,13 @@ inline void band_block_host(BandBlockHost const& g, double const* L, int s, doub
 // the identity, by band forward substitution, row by row from row s (above it Z is zero):
 //   z(r, q) = (δ(r, s + t q) - Σ_{r-b <= j < r} L(r, j) z(j, q)) / L(r, r),
 // and C = Zᵀ Z accumulated row by row, C(q1, q2) += z(r, q1) z(r, q2). Column q is zero above
-// row s + t q (its "start"), so rows only touch the columns started so far. The last b rows
-// of Z live in a circular window in team scratch (row r in slot r mod (b + 1)).
-// GPU: thread q runs the substitution of column q (its own history only, so no barrier);
-// after one barrier per row, each thread adds the row's products to its share of C's lower
-// triangle, held in registers (the triangle folded into a rectangle of rows q, m - 1 - q).
+// row s + t q (its "start"), so rows only touch the columns started so far.
+// GPU (Tune::coalesce): band_blocks_grouped.hpp, rows in groups, C in register tiles.
 // Host: row r is an axpy over the started columns per band entry, then a rank-1 update of
-// C's lower triangle, in the output block itself (both vectorised, L1-resident).
-template <class Tune, class ExecSpace>
-void band_strided_inverse_blocks_impl(
+// C's lower triangle, in the output block itself (both vectorised, L1-resident); the last b
+// rows of Z live in a circular window in team scratch (row r in slot r mod wrows).
+template <class ExecSpace>
+void band_blocks_by_row(
     ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
     Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> slot,
     int stride, MatrixBatch<typename ExecSpace::memory_space> c) {
@@ -81,12 +80,83 @@ void band_strided_inverse_blocks_impl(
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  ScopedRegion region("kspecter::solve::band_strided_inverse_blocks");
   int const nmat = int(l.extent(0));
   int const n = int(l.extent(1));
   int const w = int(l.extent(2));
   int const nblock = int(slot.extent(1));
   int const m = int(c.extent(1));
+  int const b = w - 1;
+  // Scratch: the window [wrows][ld] (rows grouped by kGroup for the Gram chunks, columns
+  // padded to the GEMM tile), the tile's accumulators and the row being made.
+  constexpr int kGroup = 8;
+  int const tile = (m + 15) / 16 * 16, ld = tile;
+  int const wrows = (w + kGroup - 1) / kGroup * kGroup;
+  std::size_t const win = std::size_t(wrows) * ld;
+  std::size_t const bytes = Scratch::shmem_size(win + std::size_t(tile) * tile + m);
+  int const level = int(bytes) <= Policy::scratch_size_max(0) ? 0 : 1;
+#if KSPECTER_SOLVE_HOST_SIMD
+  BandRowFn const row_fn = host_band_row_kernel();
+  ChunkFn const chunk_fn = host_chunk_kernel();
+#endif
+
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const p = team.league_rank() / nblock, k = team.league_rank() % nblock;
+    int const s = slot(p, k);
+    double* C = &c(std::size_t(p) * nblock + k, 0, 0);
+    if (s < 0 || s >= n) {  // not a block: the identity
+      for (int e = 0; e < m * m; ++e) C[e] = (e / m == e % m) ? 1.0 : 0.0;
+      return;
+    }
+    double const* L = &l(p, 0, 0);
+    Scratch sz(team.team_scratch(level), win + std::size_t(tile) * tile + m);
+    double* Z = sz.data();  // the window: rows of Z by slot
+    for (std::size_t e = 0; e < win; ++e) Z[e] = 0.0;
+    double* zr = Z + win;  // the row being made (portable path)
+#if KSPECTER_SOLVE_HOST_SIMD
+    if (row_fn && chunk_fn) {
+      band_block_host(BandBlockHost{n, w, m, stride, ld, wrows, kGroup, tile}, L, s, Z, zr + m, C,
+                      row_fn, chunk_fn);
+      return;
+    }
+#endif
+    for (int e = 0; e < m * m; ++e) C[e] = 0.0;
+    for (int r = s; r < n; ++r) {
+      double const* lr = L + std::size_t(r) * w;
+      int const nq = compat::imin(m - 1, (r - s) / stride) + 1;
+      for (int q = 0; q < nq; ++q) zr[q] = r == s + stride * q ? 1.0 : 0.0;
+      // Rows above the first start hold zeros in the window: no need to skip them.
+      for (int j = compat::imax(r - b, s); j < r; ++j) {
+        double const lj = lr[j - r + b];
+        if (lj == 0.0) continue;
+        double const* zj = Z + (j % wrows) * ld;
+        for (int q = 0; q < nq; ++q) zr[q] -= lj * zj[q];
+      }
+      double const inv = 1.0 / lr[b];
+      double* zrow = Z + (r % wrows) * ld;
+      for (int q = 0; q < nq; ++q) zrow[q] = zr[q] * inv;
+      for (int q = nq; q < m; ++q) zrow[q] = 0.0;  // not started: the slot's old row
+      for (int q1 = 0; q1 < nq; ++q1) {
+        double const z1 = zrow[q1];
+        double* c1 = C + q1 * m;
+        for (int q2 = 0; q2 <= q1; ++q2) c1[q2] += z1 * zrow[q2];
+      }
+    }
+    for (int q1 = 0; q1 < m; ++q1)
+      for (int q2 = q1 + 1; q2 < m; ++q2) C[q1 * m + q2] = C[q2 * m + q1];
+  };
+  Policy const policy =
+      Policy(space, nmat * nblock, 1).set_scratch_size(level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, kernel);
+}
+
+template <class Tune, class ExecSpace>
+void band_strided_inverse_blocks_impl(
+    ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
+    Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> slot,
+    int stride, MatrixBatch<typename ExecSpace::memory_space> c) {
+  ScopedRegion region("kspecter::solve::band_strided_inverse_blocks");
+  int const nmat = int(l.extent(0)), n = int(l.extent(1));
+  int const nblock = int(slot.extent(1)), m = int(c.extent(1));
   if (int(c.extent(2)) != m || int(c.extent(0)) < nmat * nblock || int(slot.extent(0)) < nmat)
     throw ParameterError("solve::band_strided_inverse_blocks: c must be [" +
                          std::to_string(nmat * nblock) + "][m][m] and slot [" +
@@ -96,165 +166,11 @@ void band_strided_inverse_blocks_impl(
                          " indices of stride " + std::to_string(stride) +
                          " do not fit a matrix of size " + std::to_string(n));
   if (nmat == 0 || nblock == 0 || m == 0) return;
-  int const b = w - 1;
-  int const nacc = m * (m + 1) / 2;
-  if constexpr (Tune::coalesce) {
-    if (nacc > Tune::max_acc * Tune::blocks_team_size)
-      throw ParameterError("solve::band_strided_inverse_blocks: blocks of " + std::to_string(m) +
-                           " need more accumulators than BandTuning gives");
-  }
-  // Scratch: GPU, the window [w][m] and two rows of L; host, the window [wrows][ld] (rows
-  // grouped by kGroup for the Gram chunks, columns padded to the GEMM tile) and the tile's
-  // accumulators.
-  constexpr int kGroup = 8;
-  int const tile = (m + 15) / 16 * 16, ld = tile;
-  int const wrows = (w + kGroup - 1) / kGroup * kGroup;
-  std::size_t const win = Tune::coalesce ? std::size_t(w) * m : std::size_t(wrows) * ld;
-  std::size_t const extra = Tune::coalesce ? 2 * std::size_t(w) : std::size_t(tile) * tile + m;
-  std::size_t const bytes = Scratch::shmem_size(win + extra);
-  int const level = int(bytes) <= Policy::scratch_size_max(0) ? 0 : 1;
-#if KSPECTER_SOLVE_HOST_SIMD
-  BandRowFn const row_fn = Tune::coalesce ? nullptr : host_band_row_kernel();
-  ChunkFn const chunk_fn = Tune::coalesce ? nullptr : host_chunk_kernel();
-#endif
-
-  auto kernel = KOKKOS_LAMBDA(Member const& team) {
-    int const p = team.league_rank() / nblock, k = team.league_rank() % nblock;
-    int const s = slot(p, k);
-    double* C = &c(std::size_t(p) * nblock + k, 0, 0);
-    if (s < 0 || s >= n) {  // not a block: the identity
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m),
-                           [&](int e) { C[e] = (e / m == e % m) ? 1.0 : 0.0; });
-      return;
-    }
-    double const* L = &l(p, 0, 0);
-    (void)stride;  // nvcc: a lambda may not capture a variable first inside if constexpr
-    (void)b;
-    (void)w;
-    (void)ld;
-    (void)wrows;
-    (void)tile;
-    Scratch sz(team.team_scratch(level), win + extra);
-    double* Z = sz.data();  // the window: rows of Z by slot
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(win)), [&](int e) { Z[e] = 0.0; });
-    team.team_barrier();
-
-    if constexpr (Tune::coalesce) {
-      int const nt = team.team_size(), rank = team.team_rank();
-      // This thread's accumulators: entries (q1, q2), q1 >= q2, of the triangle folded into
-      // rows (q, m - 1 - q), packed q1 << 16 | q2 once (-1: none), so that the rows below
-      // need no index arithmetic.
-      int const rows = (m + 1) / 2;
-      int idx[Tune::max_acc];
-      double acc[Tune::max_acc];
-      for (int e = 0; e < Tune::max_acc; ++e) {
-        acc[e] = 0.0;
-        int const f = rank + e * nt;
-        int code = -1;
-        if (f < rows * (m + 1)) {
-          int const rr = f / (m + 1), cc = f - rr * (m + 1);
-          if (cc <= rr)
-            code = (rr << 16) | cc;
-          else if (m - 1 - rr != rr)  // the middle row of an odd m is counted once
-            code = ((m - 1 - rr) << 16) | (cc - rr - 1);
-        }
-        idx[e] = code;
-      }
-      // Rows of L staged in scratch, two buffers: row r + 1 is loaded while row r is used.
-      double* lbuf = Z + win;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
-                           [&](int c) { lbuf[c] = L[std::size_t(s) * w + c]; });
-      team.team_barrier();
-      for (int r = s; r < n; ++r) {
-        double const* lr = lbuf + ((r - s) & 1) * w;
-        int const qmax = compat::imin(m - 1, (r - s) / stride);  // started columns: 0 .. qmax
-        double* zrow = Z + (r % w) * m;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, qmax + 1), [&](int q) {
-          int const start = s + stride * q;
-          int const j0 = compat::imax(r - b, start);  // z(j, q) = 0 above its start
-          int js = j0 % w;
-          double const* lj = lr + (j0 - r + b);
-          double v0 = 0.0, v1 = 0.0;  // two chains: the FMAs of a column overlap
-          int j = j0;
-          for (; j + 1 < r; j += 2, lj += 2) {
-            int const js1 = js + 1 == w ? 0 : js + 1;
-            v0 += lj[0] * Z[js * m + q];
-            v1 += lj[1] * Z[js1 * m + q];
-            js = js1 + 1 == w ? 0 : js1 + 1;
-          }
-          if (j < r) v0 += lj[0] * Z[js * m + q];
-          zrow[q] = ((r == start ? 1.0 : 0.0) - (v0 + v1)) / lr[b];
-        });
-        if (r + 1 < n) {
-          double* next = lbuf + ((r + 1 - s) & 1) * w;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
-                               [&](int c) { next[c] = L[std::size_t(r + 1) * w + c]; });
-        }
-        team.team_barrier();
-        for (int e = 0; e < Tune::max_acc; ++e) {
-          int const code = idx[e];
-          if (code < 0) continue;
-          int const q1 = code >> 16, q2 = code & 0xffff;
-          if (q1 <= qmax) acc[e] += zrow[q1] * zrow[q2];
-        }
-      }
-      for (int e = 0; e < Tune::max_acc; ++e) {
-        int const code = idx[e];
-        if (code < 0) continue;
-        int const q1 = code >> 16, q2 = code & 0xffff;
-        C[q1 * m + q2] = acc[e];
-        C[q2 * m + q1] = acc[e];
-      }
-    } else {
-      double* zr = Z + win;  // the row being made (portable path)
-#if KSPECTER_SOLVE_HOST_SIMD
-      if (row_fn && chunk_fn) {
-        band_block_host(BandBlockHost{n, w, m, stride, ld, wrows, kGroup, tile}, L, s, Z, zr + m, C,
-                        row_fn, chunk_fn);
-        return;
-      }
-#endif
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        for (int e = 0; e < m * m; ++e) C[e] = 0.0;
-        for (int r = s; r < n; ++r) {
-          double const* lr = L + std::size_t(r) * w;
-          int const qmax = compat::imin(m - 1, (r - s) / stride);
-          int const nq = qmax + 1;
-          for (int q = 0; q < nq; ++q) zr[q] = r == s + stride * q ? 1.0 : 0.0;
-          // Rows above the first start hold zeros in the window: no need to skip them.
-          for (int j = compat::imax(r - b, s); j < r; ++j) {
-            double const lj = lr[j - r + b];
-            if (lj == 0.0) continue;
-            double const* zj = Z + (j % wrows) * ld;
-            for (int q = 0; q < nq; ++q) zr[q] -= lj * zj[q];
-          }
-          double const inv = 1.0 / lr[b];
-          double* zrow = Z + (r % wrows) * ld;
-          for (int q = 0; q < nq; ++q) zrow[q] = zr[q] * inv;
-          for (int q = nq; q < m; ++q) zrow[q] = 0.0;  // not started: the slot's old row
-          for (int q1 = 0; q1 < nq; ++q1) {
-            double const z1 = zrow[q1];
-            double* c1 = C + q1 * m;
-            for (int q2 = 0; q2 <= q1; ++q2) c1[q2] += z1 * zrow[q2];
-          }
-        }
-        for (int q1 = 0; q1 < m; ++q1)
-          for (int q2 = q1 + 1; q2 < m; ++q2) C[q1 * m + q2] = C[q2 * m + q1];
-      });
-    }
-  };
-  auto const scratch = [&](Policy pol) {
-    return pol.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  };
-  int const most =
-      scratch(Policy(space, nmat * nblock, 1)).team_size_max(kernel, Kokkos::ParallelForTag());
-  int const want = Tune::coalesce ? Tune::blocks_team_size : 1;
-  if (Tune::coalesce && most < want)
-    throw ParameterError("solve::band_strided_inverse_blocks: the device runs " +
-                         std::to_string(most) + " threads per team, fewer than the " +
-                         std::to_string(want) + " its accumulators are spread over");
-  Policy const policy = scratch(Policy(space, nmat * nblock, want));
-  Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, kernel);
+  if constexpr (Tune::coalesce)
+    band_blocks_grouped<Tune>(space, BandBlocksGrouped<Tune, ExecSpace>(l, slot, stride, c),
+                              nmat * nblock);
+  else
+    band_blocks_by_row(space, l, slot, stride, c);
 }
 
 }  // namespace detail
