@@ -19,6 +19,9 @@
 
 #include <icov_like.hpp>
 
+#include "solve/impl/band_blocks.hpp"  // the kernels with other launch shapes
+#include "solve/impl/band_cholesky.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -123,6 +126,42 @@ void timed(Space const& space, Timing* t, bool record, F&& f) {
   space.fence();
   double const w = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (record) t->add(w, process_cpu_seconds() - c0);
+}
+
+/// The backend's band tuning with other launch shapes: threads a team of band_cholesky; of
+/// band_strided_inverse_blocks, threads a team, rows of Z a group, C tiles a thread and the
+/// launch bound (teams an SM).
+template <int CholTeam, int BlocksTeam = solve::BandTuning<Space>::blocks_team_size,
+          int Rows = solve::BandTuning<Space>::rows, int Tiles = solve::BandTuning<Space>::tiles,
+          int PerSm = solve::BandTuning<Space>::blocks_teams_per_sm>
+struct Shape : solve::BandTuning<Space> {
+  static constexpr int factor_team_size = CholTeam, blocks_team_size = BlocksTeam, rows = Rows,
+                       tiles = Tiles, blocks_teams_per_sm = PerSm;
+};
+
+/// One row of the launch-shape table: band_cholesky and band_strided_inverse_blocks with
+/// Tune, best of reps, and the largest relative difference of the blocks from `ref`.
+template <class Tune>
+void shape_row(char const* name, Space const& space, solve::BandBatch<mem> pristine,
+               solve::BandBatch<mem> ab, Kokkos::View<int**, Kokkos::LayoutRight, mem> slot, int ns,
+               solve::MatrixBatch<mem> out, std::vector<double> const& ref, int reps) {
+  Kokkos::View<int*, mem> info("info", ab.extent(0));
+  Timing chol, blocks;
+  for (int r = 0; r < reps + 1; ++r) {
+    Kokkos::deep_copy(space, ab, pristine);
+    timed(space, &chol, r > 0, [&] { solve::detail::band_cholesky_impl<Tune>(space, ab, info); });
+    timed(space, &blocks, r > 0,
+          [&] { solve::detail::band_strided_inverse_blocks_impl<Tune>(space, ab, slot, ns, out); });
+  }
+  auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  double diff = 0, scale = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    diff = std::max(diff, std::fabs(h.data()[k] - ref[k]));
+    scale = std::max(scale, std::fabs(ref[k]));
+  }
+  std::printf("%-34s %5d %5d %4d %5d %5d %10.5f %10.5f %12.2e\n", name, Tune::factor_team_size,
+              Tune::blocks_team_size, Tune::rows, Tune::tiles, Tune::blocks_teams_per_sm,
+              chol.best(), blocks.best(), diff / scale);
 }
 
 }  // namespace
@@ -332,6 +371,23 @@ int main(int argc, char** argv) {
         "factorisation + solve + core covariance blocks: dense %.5f s, band %.5f s (+ pack %.5f s "
         "while assembly writes dense), ratio %.1f\n",
         dense, band, b_pack.best(), dense / band);
+    if (!host) {  // launch shapes of the band kernels, against the backend's own blocks
+      solve::BandBatch<mem> packed("packed", nmat, n, w);
+      solve::band_half_width_wavelength_major(space, pristine, ns, hw);
+      solve::pack_band_wavelength_major(space, pristine, ns, packed);
+      std::vector<double> ref(hcb.data(), hcb.data() + hcb.span());
+      std::printf("%-34s %5s %5s %4s %5s %5s %10s %10s %12s\n", "band launch shape", "chol", "team",
+                  "rows", "tiles", "perSM", "chol [s]", "blocks [s]", "max rel diff");
+      using B = solve::BandTuning<Space>;
+      auto const row = [&](auto tune, char const* name) {
+        shape_row<decltype(tune)>(name, space, packed, ab, slot, ns, core_band, ref, reps);
+      };
+      row(Shape<B::factor_team_size>{}, "backend tuning");
+      row(Shape<32>{}, "cholesky: 1 warp");
+      row(Shape<64>{}, "cholesky: 2 warps");
+      row(Shape<B::factor_team_size, 128, 4, 6, 0>{}, "blocks: no launch bound");
+      row(Shape<B::factor_team_size, 128, 2, 6, 5>{}, "blocks: 2 rows a group");
+    }
     std::printf(
         "(flops: dense cholesky = sum of squared fiber-major row envelopes, inverse_blocks = "
         "n^3/3 + Gram (nominal), band = counted from the matrices' band; inverse_sqrt nominal "

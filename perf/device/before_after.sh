@@ -8,7 +8,8 @@
 # this tree, the pulls against the truth and the frame of OpenMP on the 16 host cores against
 # CUDA's. KSPECTER_IO_BENCH=1 builds bench_read_preproc and bench_write_frame in both trees and
 # runs them interleaved (the CLI's preproc, a full frame). KSPECTER_CLI_RUNS: CLI runs a tree
-# (default 4).
+# (default 4). KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
+# runs (.gpu-specter staged as for session_final.sh).
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
@@ -95,6 +96,16 @@ extract() {  # tree run
         "$here/build-device-$tree/perf/bench_write_frame" --reps 5 --dir /tmp
       done
     done
+  fi
+  if [ "${KSPECTER_GPU_SPECTER:-0}" = 1 ] && [ -f "$here/.gpu-specter/psf-r0.npz" ]; then
+    # gpu_specter on the same preproc, PSF and GPU (perf/device/gpu_specter_run.py; staged
+    # as for session_final.sh, never committed), against this tree's frame.
+    echo "== gpu_specter"
+    PYTHONPATH="$here/.gpu-specter/py" timeout 300 python3 "$here/perf/device/gpu_specter_run.py" \
+      --psf-npz "$here/.gpu-specter/psf-r0.npz" --image $e/preproc.fits \
+      --kspecter-frame $e/frame-after-1.fits -o /tmp/gs-frame.npz > "$out/gpu_specter.log" 2>&1
+    echo "gpu_specter_run exit $?"
+    grep -E 'wall|pull|Error' "$out/gpu_specter.log"
   fi
   echo "== after run 1: stage lines"
   grep -E "stitch|upload|extract_frame|wrote|read" "$out/extract-after-1.log" | head -n 20

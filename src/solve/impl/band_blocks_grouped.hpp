@@ -37,10 +37,14 @@ struct alignas(16) DoublePair {
 // bands up to 65 (a wider band goes to level 1).
 template <class Tune, class ExecSpace>
 struct BandBlocksGrouped {
-  static constexpr int G = Tune::rows;        // rows of Z a group
+  static constexpr int G = Tune::rows;  // rows of Z a group (even: 16-byte pairs of L)
+  static_assert(G % 2 == 0, "BandTuning::rows must be even");
   static constexpr int kTiles = Tune::tiles;  // 2 x 2 tiles of C a thread at most
   using mem = typename ExecSpace::memory_space;
-  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+  using Policy = Kokkos::TeamPolicy<
+      ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
+      Kokkos::LaunchBounds<Tune::blocks_teams_per_sm == 0 ? 0 : Tune::blocks_team_size,
+                           Tune::blocks_teams_per_sm>>;
   using Member = typename Policy::member_type;
 
   BandBatch<mem> l;
@@ -168,11 +172,15 @@ struct BandBlocksGrouped {
     while (j < r0) {
       int const slot0 = j % wrows, run = compat::imin(r0 - j, wrows - slot0);
       double const* z = Z + std::size_t(slot0) * ld + q;
-      double const* lt = Lt + (j - r0 + b) * G;
-      for (int k = 0; k < run; ++k, z += ld, lt += G) {
+      DoublePair const* lt = reinterpret_cast<DoublePair const*>(Lt + (j - r0 + b) * G);
+      for (int k = 0; k < run; ++k, z += ld, lt += G / 2) {
         double const zj = *z;
         KSPECTER_UNROLL
-        for (int i = 0; i < G; ++i) part[i] += lt[i] * zj;
+        for (int i = 0; i < G / 2; ++i) {
+          DoublePair const f = lt[i];
+          part[2 * i] += f.x * zj;
+          part[2 * i + 1] += f.y * zj;
+        }
       }
       j += run;
     }

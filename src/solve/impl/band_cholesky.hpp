@@ -26,13 +26,29 @@ KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const*
   team.team_barrier();
 }
 
+/// r[j] -= li c[j] for j < len, four entries loaded before any is stored: r and c never
+/// overlap, but the compiler cannot know it, and one entry at a time would wait out each
+/// load's latency. The same operations as the plain loop, so the same numbers.
+KOKKOS_INLINE_FUNCTION void update_row(double* r, double const* c, double li, int len) {
+  int j = 0;
+  for (; j + 4 <= len; j += 4) {
+    double const c0 = c[j], c1 = c[j + 1], c2 = c[j + 2], c3 = c[j + 3];
+    double const r0 = r[j], r1 = r[j + 1], r2 = r[j + 2], r3 = r[j + 3];
+    r[j] = r0 - li * c0;
+    r[j + 1] = r1 - li * c1;
+    r[j + 2] = r2 - li * c2;
+    r[j + 3] = r3 - li * c3;
+  }
+  for (; j < len; ++j) r[j] -= li * c[j];
+}
+
 // Right-looking band Cholesky over a sliding window of the b + 1 active rows (row i in slot
 // i mod (b + 1), entry (i, j) at column j - i + b), held in team scratch: step k scales
 // column k below the pivot (col[] keeps it contiguous) and updates the triangle of rows and
 // columns (k, k + b] by the rank-1 product; then row k is final, goes back to memory, and row
 // k + b + 1 takes its slot. Rows whose envelope starts right of k have L(i, k) = 0 and are
 // skipped. GPU: a thread updates rows ii and h - 1 - ii (the same work for every thread);
-// the team is one warp (BandTuning), so that its barriers are warp barriers.
+// four entries of a row at a time (update_row).
 template <class Tune, class ExecSpace>
 void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
                         Kokkos::View<int*, typename ExecSpace::memory_space> info) {
@@ -107,8 +123,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
             double const li = col[ii];
             if (li == 0.0) continue;  // outside the envelope: nothing to subtract
             int const i = k + 1 + ii;
-            double* ri = win + (i % w) * w + (k + 1 - i + b);  // entry (i, k + 1)
-            for (int jj = 0; jj <= ii; ++jj) ri[jj] -= li * col[jj];
+            update_row(win + (i % w) * w + (k + 1 - i + b), col, li, ii + 1);  // from (i, k + 1)
           }
         });
       } else {
@@ -134,7 +149,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     return pol.set_scratch_size(level, Kokkos::PerTeam(win_bytes + env_bytes));
   };
   int const most = scratch(Policy(space, nmat, 1)).team_size_max(kernel, Kokkos::ParallelForTag());
-  Policy const policy = scratch(Policy(space, nmat, compat::imin(Tune::team_size, most)));
+  Policy const policy = scratch(Policy(space, nmat, compat::imin(Tune::factor_team_size, most)));
   Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
 }
 
