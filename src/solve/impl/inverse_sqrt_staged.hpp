@@ -133,11 +133,14 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
 
 /// A round for the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row, the
 /// slice in level-0 scratch `x` ([m][w]): formed from the reflectors (first round) or
-/// loaded, rotated by the round's sweeps, stored.
+/// loaded, rotated by the round's sweeps, stored. Each sweep's rotations are first copied
+/// by the whole team into `rot` (2 m doubles of scratch: c, then s), with the next sweep's
+/// bounds loaded meanwhile: the chain of a row then waits on scratch, not on a global load
+/// for every few rotations (and for every one of a sweep's last few).
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
                                              double const* refl, bool first, int b, int c0, int w,
-                                             double* x) {
+                                             double* x, double* rot) {
   int const m = r.m, nsweep = r.state(b, EigRounds<Mem>::nsweep_field);
   double* const zt = &r.zt(b, 0, 0);
   if (first) {
@@ -148,17 +151,27 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
                          [&](int t) { x[t] = zt[(t / w) * m + c0 + t % w]; });
   }
   team.team_barrier();
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
-    double const* const cs = &r.cs(b, 0);
-    double const* const sn = &r.sn(b, 0);
-    int off = 0;
-    for (int k = 0; k < nsweep; ++k) {
-      int const lo = r.sweeps(b, 2 * k), hi = r.sweeps(b, 2 * k + 1);
-      rotate_column<-1>(x + c, w, cs + off, sn + off, hi, lo, hi);
-      off += hi - lo + 1;
-    }
-  });
-  team.team_barrier();
+  double const* const cs = &r.cs(b, 0);
+  double const* const sn = &r.sn(b, 0);
+  int const* const sw = &r.sweeps(b, 0);
+  int off = 0;
+  int lo = nsweep > 0 ? sw[0] : 0, hi = nsweep > 0 ? sw[1] : -1;
+  for (int k = 0; k < nsweep; ++k) {
+    int const len = hi - lo + 1;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](int t) {
+      rot[t] = cs[off + t];
+      rot[m + t] = sn[off + t];
+    });
+    int const nlo = k + 1 < nsweep ? sw[2 * k + 2] : 0;
+    int const nhi = k + 1 < nsweep ? sw[2 * k + 3] : -1;
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
+                         [&](int c) { rotate_column<-1>(x + c, w, rot, rot + m, hi, lo, hi); });
+    team.team_barrier();
+    off += len;
+    lo = nlo;
+    hi = nhi;
+  }
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
                        [&](int t) { zt[(t / w) * m + c0 + t % w] = x[t]; });
 }
@@ -179,8 +192,8 @@ struct EigRotations {
     int const b = team.league_rank() / groups, g = team.league_rank() % groups;
     if (!first && r.state(b, EigRounds<Mem>::nsweep_field) == 0) return;
     int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
-    Scratch x(team.team_scratch(0), r.m * width);
-    eig_rotate_slice(team, r, &c(b, 0, 0), first, b, c0, w, x.data());
+    Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
+    eig_rotate_slice(team, r, &c(b, 0, 0), first, b, c0, w, x.data(), x.data() + r.m * width);
   }
 };
 
@@ -237,7 +250,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   int const width = (m + groups - 1) / groups;
   EigRotations<ExecSpace> rotations{r, c, groups, width, true};
   Policy const rotate_policy =
-      team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width)), 0,
+      team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width + 2 * m)), 0,
                               rotations, Tune::eig_apply_cols);
   while (true) {
     int running = 0;
