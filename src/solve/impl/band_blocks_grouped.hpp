@@ -33,8 +33,8 @@ struct alignas(16) DoublePair {
 // Two barriers a group instead of one a row, a quarter of the loads of the row-by-row kernel
 // per product, and no accumulator indexed at run time. The window holds b rows of the m
 // columns (padded to an even count, 16-byte pairs), the staged rows (b + G) x G doubles:
-// 40.7 KB for m = 74, b = 65 and G = 4: within Kokkos 3.4's 40 KB of level-0 scratch for
-// bands up to 65 (a wider band goes to level 1).
+// 40,704 bytes for m = 74, b = 65 and G = 4, within the 40 KiB of level-0 scratch that Kokkos
+// 3.4 gives a CUDA team (a wider band goes to level 1).
 template <class Tune, class ExecSpace>
 struct BandBlocksGrouped {
   static constexpr int G = Tune::rows;  // rows of Z a group (even: 16-byte pairs of L)
@@ -46,6 +46,8 @@ struct BandBlocksGrouped {
       Kokkos::LaunchBounds<Tune::blocks_teams_per_sm == 0 ? 0 : Tune::blocks_team_size,
                            Tune::blocks_teams_per_sm>>;
   using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   BandBatch<mem> l;
   Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot;
@@ -90,9 +92,8 @@ struct BandBlocksGrouped {
                            [&](int e) { C[e] = (e / m == e % m) ? 1.0 : 0.0; });
       return;
     }
-    double* const raw = static_cast<double*>(
-        team.team_scratch(level).get_shmem(sizeof(double) * scratch_doubles()));
-    double* const Z = raw + (reinterpret_cast<std::uintptr_t>(raw) % 16 == 0 ? 0 : 1);
+    Scratch const sz(team.team_scratch(level), scratch_doubles());
+    double* const Z = sz.data() + (reinterpret_cast<std::uintptr_t>(sz.data()) % 16 == 0 ? 0 : 1);
     double* const Lt = Z + std::size_t(wrows) * ld;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, wrows * ld), [&](int e) { Z[e] = 0.0; });
 
@@ -204,7 +205,8 @@ struct BandBlocksGrouped {
 template <class Tune, class ExecSpace>
 void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpace> f, int league) {
   using Policy = typename BandBlocksGrouped<Tune, ExecSpace>::Policy;
-  int const bytes = int(sizeof(double) * f.scratch_doubles());
+  int const bytes =
+      int(BandBlocksGrouped<Tune, ExecSpace>::Scratch::shmem_size(f.scratch_doubles()));
   f.level = bytes <= Policy::scratch_size_max(0) ? 0 : 1;
   auto const sized = [&](int team) {
     return Policy(space, league, team).set_scratch_size(f.level, Kokkos::PerTeam(bytes));
