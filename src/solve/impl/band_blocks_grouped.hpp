@@ -10,6 +10,7 @@
 #include <kspecter/solve/band.hpp>
 #include <string>
 
+#include "team_gemm.hpp"
 #include "unroll.hpp"
 
 namespace kspecter::solve::detail {
@@ -201,24 +202,22 @@ struct BandBlocksGrouped {
 };
 
 /// Launches f over `league` blocks: level-0 scratch when the team's fits, else level 1; the
-/// tuning's team size unless fewer threads fit, and then enough tiles a thread for C.
+/// tuning's team size unless fewer threads fit (team_policy_for), and then enough tiles a
+/// thread for C.
 template <class Tune, class ExecSpace>
 void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpace> f, int league) {
-  using Policy = typename BandBlocksGrouped<Tune, ExecSpace>::Policy;
-  int const bytes =
-      int(BandBlocksGrouped<Tune, ExecSpace>::Scratch::shmem_size(f.scratch_doubles()));
+  using F = BandBlocksGrouped<Tune, ExecSpace>;
+  using Policy = typename F::Policy;
+  int const bytes = int(F::Scratch::shmem_size(f.scratch_doubles()));
   f.level = bytes <= Policy::scratch_size_max(0) ? 0 : 1;
-  auto const sized = [&](int team) {
-    return Policy(space, league, team).set_scratch_size(f.level, Kokkos::PerTeam(bytes));
-  };
-  int const most = sized(1).team_size_max(f, Kokkos::ParallelForTag());
-  int const team = compat::imin(Tune::blocks_team_size, most);
-  if (team * Tune::tiles < f.tile_count())
+  Policy const policy = team_policy_for<Policy>(
+      space, league, f.level == 0 ? bytes : 0, f.level == 1 ? bytes : 0, f, Tune::blocks_team_size);
+  if (policy.team_size() * Tune::tiles < f.tile_count())
     throw ParameterError("solve::band_strided_inverse_blocks: blocks of " + std::to_string(f.m) +
                          " need " + std::to_string(f.tile_count()) + " tiles, more than " +
-                         std::to_string(team) + " threads of " + std::to_string(Tune::tiles) +
-                         " (BandTuning::tiles) hold");
-  Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", sized(team), f);
+                         std::to_string(policy.team_size()) + " threads of " +
+                         std::to_string(Tune::tiles) + " (BandTuning::tiles) hold");
+  Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, f);
 }
 
 }  // namespace kspecter::solve::detail
