@@ -385,8 +385,9 @@ int main(int argc, char** argv) {
       row(Shape<B::factor_team_size>{}, "backend tuning");
       row(Shape<32>{}, "cholesky: 1 warp");
       row(Shape<64>{}, "cholesky: 2 warps");
-      row(Shape<B::factor_team_size, 128, 4, 6, 0>{}, "blocks: no launch bound");
-      row(Shape<B::factor_team_size, 128, 2, 6, 5>{}, "blocks: 2 rows a group");
+      using NoBound = Shape<B::factor_team_size, B::blocks_team_size, B::rows, B::tiles, 0>;
+      row(NoBound{}, "blocks: no launch bound");
+      row(Shape<B::factor_team_size, B::blocks_team_size, 2>{}, "blocks: 2 rows a group");
     }
     std::printf(
         "(flops: dense cholesky = sum of squared fiber-major row envelopes, inverse_blocks = "

@@ -47,8 +47,8 @@ KOKKOS_INLINE_FUNCTION void update_row(double* r, double const* c, double li, in
 // column k below the pivot (col[] keeps it contiguous) and updates the triangle of rows and
 // columns (k, k + b] by the rank-1 product; then row k is final, goes back to memory, and row
 // k + b + 1 takes its slot. Rows whose envelope starts right of k have L(i, k) = 0 and are
-// skipped. GPU: a thread updates rows ii and h - 1 - ii (the same work for every thread);
-// four entries of a row at a time (update_row).
+// skipped. GPU: a thread updates rows ii and h - 1 - ii (the same work for every thread),
+// four entries of a row at a time (update_row); BandTuning::factor_team_size threads a team.
 template <class Tune, class ExecSpace>
 void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
                         Kokkos::View<int*, typename ExecSpace::memory_space> info) {
