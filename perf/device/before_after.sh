@@ -8,7 +8,8 @@
 # this tree, the pulls against the truth and the frame of OpenMP on the 16 host cores against
 # CUDA's. KSPECTER_IO_BENCH=1 builds bench_read_preproc and bench_write_frame in both trees and
 # runs them interleaved (the CLI's preproc, a full frame). KSPECTER_CLI_RUNS: CLI runs a tree
-# (default 4). KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
+# (default 4). KSPECTER_BUDGETS="8 16" adds bench_extract runs of this tree with those memory
+# budgets (GiB; batch sizes). KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
 # runs (.gpu-specter staged as for session_final.sh).
 #
 # Here:
@@ -40,10 +41,14 @@ note "bench_extract"
       bench $tree --repeat 3 --solver band
     done
   done
+  for g in ${KSPECTER_BUDGETS:-}; do  # batch sizes: this tree, --budget in GiB
+    echo "== after, budget $g GiB"
+    bench after --repeat 3 --solver band --budget "$g"
+  done
   echo "== after, per kernel"
   bench after --repeat 1 --solver band --kernels
 } > "$out/bench_extract.log" 2>&1
-grep -E "^==|extract_frame|peak|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
+grep -E "^==|extract_frame|peak|batches|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
 
 NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)"
 if [ -n "$NCU" ]; then

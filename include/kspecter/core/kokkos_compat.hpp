@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -132,5 +133,49 @@ inline int device_id() {
   return -1;
 #endif
 }
+
+// A second instance of a GPU execution space, on a stream of its own, so that its work (the
+// stitch's copies, extract/impl/stitch.hpp) overlaps the first instance's kernels. 4.x makes
+// one with partition_space; 3.4 has only Cuda(cudaStream_t), whose stream the caller owns (a
+// non-blocking one: 3.4's default instance runs on the legacy stream, which would otherwise
+// wait for it). Elsewhere, and on host backends, it is `space` itself: the work is then
+// ordered after the first instance's, which is correct, only not overlapped.
+template <class ExecSpace>
+class SideInstance {
+ public:
+  explicit SideInstance(ExecSpace const& space) : space_(space) {
+    if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+#if KOKKOS_VERSION >= 40000
+      space_ = Kokkos::Experimental::partition_space(space, 1)[0];
+#elif defined(KOKKOS_ENABLE_CUDA)
+      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+        if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) == cudaSuccess)
+          space_ = Kokkos::Cuda(stream_);
+        else
+          stream_ = nullptr;
+      }
+#endif
+    }
+  }
+  ~SideInstance() {
+    space_.fence();
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_CUDA)
+    if (stream_) {
+      space_ = ExecSpace();  // the instance goes before its stream
+      cudaStreamDestroy(stream_);
+    }
+#endif
+  }
+  SideInstance(SideInstance const&) = delete;
+  SideInstance& operator=(SideInstance const&) = delete;
+
+  ExecSpace const& get() const { return space_; }
+
+ private:
+  ExecSpace space_;
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_CUDA)
+  cudaStream_t stream_ = nullptr;
+#endif
+};
 
 }  // namespace kspecter::compat

@@ -77,6 +77,9 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
                           static_cast<int>(plan.bundles.size()));
     }
+    // The spectra of the bundles finished so far go to the host during the next batch.
+    arrays.copy_spectra(space, (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) -
+                                   plan.specmin);
   }
   stitch(fc, ws, arrays, res);
   res.stats.peak_device_bytes = ws.meter.peak;

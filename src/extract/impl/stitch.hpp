@@ -6,7 +6,9 @@
 #include "workspace.hpp"
 
 #include <kspecter/core/allocate.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 
+#include <algorithm>
 #include <future>
 #include <vector>
 
@@ -18,35 +20,63 @@ namespace kspecter::extract::detail {
 /// on a GPU (perf/gpu_runs.md); with a GPU backend this starts with the frame, so the host
 /// does it while the device extracts. A host backend's frame arrays are the result's vectors
 /// already (Workspace::output): nothing to do.
+///
+/// The spectra of finished bundles are copied while the device goes on with the next batch
+/// (copy_spectra): on a side instance (its own stream), from a host thread, one copy after
+/// the other. The stitch then copies only the last batch's spectra and the model.
 template <class ExecSpace>
 class ResultArrays {
  public:
   ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
-               FrameResult& res) {
+               FrameResult& res)
+      : side_(fc.space), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
-      outs_ = {{ws.flux.data(), ws.flux.span(), &res.flux},
-               {ws.ivar.data(), ws.ivar.span(), &res.ivar},
-               {ws.deconv.data(), ws.deconv.span(), &res.deconvolved_flux},
-               {ws.chi2.data(), ws.chi2.span(), &res.chi2pix},
-               {ws.pixmask.data(), ws.pixmask.span(), &res.pixmask_fraction},
-               {ws.rdiag.data(), ws.rdiag.span(), &res.resolution}};
-      if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), &res.model});
+      std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
+      outs_ = {{ws.flux.data(), ws.flux.span(), w, &res.flux},
+               {ws.ivar.data(), ws.ivar.span(), w, &res.ivar},
+               {ws.deconv.data(), ws.deconv.span(), w, &res.deconvolved_flux},
+               {ws.chi2.data(), ws.chi2.span(), w, &res.chi2pix},
+               {ws.pixmask.data(), ws.pixmask.span(), w, &res.pixmask_fraction},
+               {ws.rdiag.data(), ws.rdiag.span(), ws.rdiag.extent(1) * w, &res.resolution}};
+      if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), 0, &res.model});
       for (Out const& o : outs_) reserve_huge(*o.dst, o.size);  // allocation stays here
       start();
     }
   }
+  ResultArrays(ResultArrays const&) = delete;
+  ResultArrays& operator=(ResultArrays const&) = delete;
+  ~ResultArrays() {
+    if (pending_.valid()) pending_.wait();  // before the arrays it copies go
+  }
 
-  /// Copies the device arrays into the (touched) result arrays.
+  /// Starts copying spectra [copied, s1) of the frame arrays, which the batches launched on
+  /// `space` so far have finished, while `space` goes on with the next batch.
+  void copy_spectra(ExecSpace const& space, int s1) {
+    if constexpr (!Workspace<ExecSpace>::results_in_place) {
+      int const s0 = copied_;
+      s1 = std::min(s1, nspec_);
+      if (s1 <= s0) return;
+      copied_ = s1;
+      space.fence();  // the kernels that wrote these spectra
+      pending_ = std::async(std::launch::async, [this, s0, s1, prev = std::move(pending_)]() {
+        if (prev.valid()) prev.wait();
+        wait_touched();
+        copy_range(side_.get(), s0, s1);
+        side_.get().fence();
+      });
+    }
+  }
+
+  /// Copies what is left (the spectra not yet copied and the model) into the result arrays,
+  /// and waits for every copy.
   void copy(ExecSpace const& space) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
-      for (auto& t : touched_) t.get();
-      using Flat =
-          Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-      using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,
-                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-      // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
+      if (pending_.valid()) pending_.get();
+      wait_touched();
+      copy_range(space, copied_, nspec_);
+      copied_ = nspec_;
       for (Out const& o : outs_)
-        Kokkos::deep_copy(space, Flat(o.dst->data(), o.size), FlatDev(o.src, o.size));
+        if (o.row == 0) copy_part(space, o, 0, o.size);
       space.fence();
     }
   }
@@ -55,14 +85,36 @@ class ResultArrays {
   struct Out {
     double const* src;
     std::size_t size;
+    std::size_t row;  // doubles per spectrum; 0: not per spectrum (the model), copied last
     std::vector<double>* dst;
   };
   void start() {
     for (Out const& o : outs_)  // within the capacity: no allocation, nothing thrown
       touched_.push_back(std::async(std::launch::async, [o] { o.dst->resize(o.size); }));
   }
+  void wait_touched() {
+    for (auto& t : touched_)
+      if (t.valid()) t.get();
+  }
+  void copy_range(ExecSpace const& space, int s0, int s1) {
+    if (s1 <= s0) return;
+    for (Out const& o : outs_)
+      if (o.row > 0) copy_part(space, o, std::size_t(s0) * o.row, std::size_t(s1) * o.row);
+  }
+  // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
+  static void copy_part(ExecSpace const& space, Out const& o, std::size_t i0, std::size_t i1) {
+    using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::deep_copy(space, Flat(o.dst->data() + i0, i1 - i0), FlatDev(o.src + i0, i1 - i0));
+  }
+
+  compat::SideInstance<ExecSpace> side_;
+  int nspec_ = 0;
+  int copied_ = 0;  // spectra [0, copied_) copied or being copied
   std::vector<Out> outs_;
   std::vector<std::future<void>> touched_;
+  std::future<void> pending_;  // the last copy started
 };
 
 template <class ExecSpace>
