@@ -23,6 +23,7 @@
 #
 # Device call (the device tool's `run`, carry [".gpu-python"], timeout_s 600):
 #   bash perf/device/python_cupy.sh run
+# KSPECTER_DEVICE_CMAKE_ARGS adds arguments to the first configure (say -DCMAKE_CXX_FLAGS=-lineinfo).
 # KSPECTER_DEVICE_EXTRA_TARGETS (say "bench_extract bench_read_preproc") builds more targets
 # of the same build for the scripts that follow in the call (perf/device/session_final.sh).
 # A build that the limit cut short goes on with the same call on the warm machine.
@@ -132,7 +133,8 @@ do_run() {
         -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
         -DCFITSIO_INCLUDE_DIR="$stage/include" -DCFITSIO_LIBRARY="$kokkos/lib-use/libcfitsio.so" \
         -DERFA_INCLUDE_DIR="$stage/include" -DERFA_LIBRARY="$kokkos/lib-use/liberfa.so" \
-        -DZLIB_INCLUDE_DIR="$stage/include" -DZLIB_LIBRARY="$stage/link/libz.so"
+        -DZLIB_INCLUDE_DIR="$stage/include" -DZLIB_LIBRARY="$stage/link/libz.so" \
+        ${KSPECTER_DEVICE_CMAKE_ARGS:-}
     fi &&
     timeout --kill-after=10 $((520 - (SECONDS - t0))) cmake --build "$b" -j "$(nproc)" --target _kspecter kspecter_cli ${KSPECTER_DEVICE_EXTRA_TARGETS:-}
   } > "$out/python-build.log" 2>&1

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 14, one device call: where the kernels named by $KSPECTER_NCU_KERNELS (a regex on the
+# mangled name, default assemble_icov) stall. This tree built on the device with -lineinfo, then
+# ncu --set full on one batch of bench_extract (5 bundles, the full r frame's shape), with the
+# warp states, the occupancy and the source lines where the samples fall; and bench_extract's
+# per-kernel times on the full frame.
+#
+# Device call (carry [".gpu-python", ".gpu-specter"], timeout_s 600):
+#   KSPECTER_NCU_KERNELS=assemble_icov bash perf/device/kernel_profile.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+kernels="${KSPECTER_NCU_KERNELS:-assemble_icov}"
+note "build (-lineinfo)"
+KSPECTER_DEVICE_CMAKE_ARGS="-DCMAKE_CXX_FLAGS=-lineinfo" device_build after "$here" bench_extract
+b="$here/build-device-after/perf"
+NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)"
+if [ -n "$NCU" ]; then
+  note "ncu ($kernels)"
+  timeout 240 "$NCU" --clock-control none --set full --import-source yes --kernel-name-base mangled \
+    -k "regex:$kernels" -c "${KSPECTER_NCU_COUNT:-4}" -f -o /tmp/ncu_k "$b/bench_extract" --psf "$psf" \
+    --nbundles 5 --warmup 0 --repeat 1 --solver band > "$out/ncu.log" 2>&1
+  "$NCU" -i /tmp/ncu_k.ncu-rep --page raw --csv > /tmp/ncu_k_raw.csv 2>/dev/null &&
+    python3 "$here/perf/ncu_table.py" /tmp/ncu_k_raw.csv 2>&1 | tail -n 8
+  "$NCU" -i /tmp/ncu_k.ncu-rep --page details --section WarpStateStats --section Occupancy \
+    --section SchedulerStats --section LaunchStats --section MemoryWorkloadAnalysis \
+    --section SourceCounters --section InstructionStats > "$out/ncu_details.txt" 2>&1
+  grep -E "Warp Cycles Per Issued|Issued Warp Per|Achieved Active Warps|Stall|L1/TEX Hit|L2 Hit|Executed Ipc|Branch|Uncoalesced|Theoretical Occ" \
+    "$out/ncu_details.txt" | head -n 40
+  sed -n '/Source Counters/,/^ *$/p' "$out/ncu_details.txt" | head -n 60
+  "$NCU" -i /tmp/ncu_k.ncu-rep --page source --csv --print-source cuda > "$out/ncu_source.csv" 2>/dev/null
+  python3 - "$out/ncu_source.csv" <<'PY' || true
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+hdr = next((i for i, r in enumerate(rows) if any("Warp Stall Sampling (All" in c for c in r)), None)
+if hdr is not None:
+    h = rows[hdr]
+    k = next(i for i, c in enumerate(h) if "Warp Stall Sampling (All" in c)
+    body = [r for r in rows[hdr + 1:] if len(r) > k and r[k].replace(".", "").isdigit()]
+    tot = sum(float(r[k]) for r in body) or 1
+    print("top source lines by warp stall samples:")
+    for r in sorted(body, key=lambda r: -float(r[k]))[:25]:
+        print(f"{100 * float(r[k]) / tot:5.1f}%  {r[0][:6]} {r[1].strip()[:110]}")
+PY
+fi
+note "bench_extract --kernels"
+timeout 100 "$b/bench_extract" --psf "$psf" --repeat 1 --solver band --kernels 2>&1 |
+  grep -E "^kspecter::|extract_frame|peak" | head -n 30 | tee "$out/bench_extract.log"
+pack_logs
+note "done"
