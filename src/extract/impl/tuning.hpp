@@ -15,8 +15,6 @@ struct Tuning {
   static constexpr bool host_loops = true;
   static constexpr int team = 1;    // threads per team
   static constexpr int vector = 1;  // vector lanes per thread
-  /// Vector lanes per thread of assemble_icov (a pair's overlap, pixels spread over lanes).
-  static constexpr int assembly_vector = 1;
   /// Threads per patch of band_from_spots (a thread per spot on a GPU).
   static constexpr int band_team = 1;
   /// Bundles per batch at most (0: as many as the memory budget holds), unless
@@ -33,9 +31,6 @@ struct Tuning<ExecSpace, false> {
   static constexpr bool host_loops = false;
   static constexpr int team = 8;
   static constexpr int vector = 16;
-  /// A pair's overlap (up to 11 x 17 pixels for DESI) over a warp, pixels in row-major order:
-  /// 16 lanes over the columns left 17-column overlaps two passes a row.
-  static constexpr int assembly_vector = 32;
   static constexpr int band_team = 64;
   static constexpr int bundles_per_batch = 0;  // a batch as large as the budget: more blocks
 };
