@@ -23,7 +23,8 @@ namespace kspecter::extract::detail {
 ///
 /// The spectra of finished bundles are copied while the device goes on with the next batch
 /// (copy_spectra): on a side instance (its own stream), from a host thread, one copy after
-/// the other. The stitch then copies only the last batch's spectra and the model.
+/// the other. The stitch then copies only the last batch's spectra and the model. Under a
+/// Kokkos tool the copies stay on the calling thread.
 template <class ExecSpace>
 class ResultArrays {
  public:
@@ -58,6 +59,14 @@ class ResultArrays {
       if (s1 <= s0) return;
       copied_ = s1;
       space.fence();  // the kernels that wrote these spectra
+      if (Kokkos::Tools::profileLibraryLoaded()) {
+        // Tools (kokkos-tools, bench_extract --kernels) keep one stack of events and are
+        // not thread-safe: copy here, in order, without the overlap.
+        wait_touched();
+        copy_range(space, s0, s1);
+        space.fence();
+        return;
+      }
       pending_ = std::async(std::launch::async, [this, s0, s1, prev = std::move(pending_)]() {
         if (prev.valid()) prev.wait();
         wait_touched();
