@@ -30,6 +30,12 @@ struct AssembleICov {
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
   solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
+  static constexpr int V = T::Tune::assembly_vector;        // vector lanes per thread
+
+  /// Team scratch: each fiber slot's range of spot columns over the patch's bins.
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots) {
+    return 2 * sizeof(int) * std::size_t(nslots);
+  }
 
   // Entry (i, j), i >= j, of patch p's iCov (fiber-major unknowns u = slot * m + bin).
   KOKKOS_INLINE_FUNCTION void store(int p, int i, int j, double v) const {
@@ -55,12 +61,22 @@ struct AssembleICov {
         for (int c = c0; c < c1; ++c) dot += ar[c] * br[c] * w(r, c);
       }
     } else {
+      // The lanes take the overlap's pixels in row-major order, lane l pixels l, l + V, ...
+      // (every lane busy whatever the overlap's width), each in a fixed order.
+      int const C = c1 - c0, npx = (r1 - r0) * C, dr = V / C, dc = V % C;
       Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(t, c1 - c0),
-          [&](int dc, double& acc) {
-            int const c = c0 + dc;
-            for (int r = r0; r < r1; ++r)
+          Kokkos::ThreadVectorRange(t, V),
+          [&](int l, double& acc) {
+            int r = r0 + l / C, c = c0 + l % C;
+            for (int k = l; k < npx; k += V) {
               acc += a[(r - ya) * snx + c - xa] * b[(r - yb) * snx + c - xb] * w(r, c);
+              r += dr;
+              c += dc;
+              if (c >= c1) {
+                c -= C;
+                ++r;
+              }
+            }
           },
           dot);
     }
@@ -71,6 +87,7 @@ struct AssembleICov {
   // patch, which zeroes the patch's band and then assembles its slots in turn, so the band is
   // written while it is in the thread's cache instead of in a pass of its own.
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
+    int* const xr = static_cast<int*>(t.team_shmem().get_shmem(scratch_bytes(nslots)));
     if constexpr (T::Tune::host_loops) {
       int const p = t.league_rank();
       if (band.data() != nullptr) {
@@ -78,13 +95,46 @@ struct AssembleICov {
         long const len = long(band.extent(1)) * long(band.extent(2));
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
       }
-      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, macs);
+      column_ranges(t, p, nslots - 1, xr);
+      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, macs);
     } else {
-      slot(t, t.league_rank() / nslots, t.league_rank() % nslots, macs);
+      int const p = t.league_rank() / nslots, k1 = t.league_rank() % nslots;
+      column_ranges(t, p, k1, xr);
+      t.team_barrier();
+      slot(t, p, k1, xr, macs);
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, long long& macs) const {
+  // xr[2k], xr[2k + 1]: the least and the greatest spot column corner of fiber slot k over
+  // the patch's bins, for slots k <= k1 that hold a fiber. A fiber whose spots all lie
+  // snx or more columns away from spot a has no overlap with it: slot() skips it whole.
+  KOKKOS_INLINE_FUNCTION void column_ranges(Member const& t, int p, int k1, int* xr) const {
+    int const fib0 = ptab(p).fib0, nfib = imin(ptab(p).nfib, k1 + 1), w0 = ptab(p).wave0;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nfib), [&](int k) {
+      int lo = 0, hi = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, m),
+          [&](int wb, int& v) {
+            int const x = xc(fib0 + k, w0 + wb);
+            if (x < v) v = x;
+          },
+          Kokkos::Min<int>(lo));
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, m),
+          [&](int wb, int& v) {
+            int const x = xc(fib0 + k, w0 + wb);
+            if (x > v) v = x;
+          },
+          Kokkos::Max<int>(hi));
+      Kokkos::single(Kokkos::PerThread(t), [&]() {
+        xr[2 * k] = lo;
+        xr[2 * k + 1] = hi;
+      });
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, int const* xr,
+                                   long long& macs) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
@@ -140,17 +190,19 @@ struct AssembleICov {
                 }
               } else {
                 Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(t, c1 - c0),
-                    [&](int dc, double& acc) {
-                      int const c = c0 + dc;
-                      for (int r = r0; r < r1; ++r) acc += a[(r - ya) * snx + c - xa] * w(r, c);
+                    Kokkos::ThreadVectorRange(t, V),
+                    [&](int l, double& acc) {
+                      for (int k = l; k < (r1 - r0) * (c1 - c0); k += V) {
+                        int const r = r0 + k / (c1 - c0), c = c0 + k % (c1 - c0);
+                        acc += a[(r - ya) * snx + c - xa] * w(r, c);
+                      }
                     },
                     sw);
                 Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(t, c1 - c0),
-                    [&](int dc, double& acc) {
-                      int const c = c0 + dc;
-                      for (int r = r0; r < r1; ++r) {
+                    Kokkos::ThreadVectorRange(t, V),
+                    [&](int l, double& acc) {
+                      for (int k = l; k < (r1 - r0) * (c1 - c0); k += V) {
+                        int const r = r0 + k / (c1 - c0), c = c0 + k % (c1 - c0);
                         double const wv = w(r, c);
                         if (wv > 0) acc += a[(r - ya) * snx + c - xa] * wv * image(r, c);
                       }
@@ -166,6 +218,7 @@ struct AssembleICov {
           }
           // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1).
           for (int k2 = 0; k2 <= k1; ++k2) {
+            if (xr[2 * k2] >= xa + snx || xr[2 * k2 + 1] + snx <= xa) continue;  // never meet
             int const f2 = fib0 + k2;
             int const we = (k2 == k1) ? w1 + 1 : m;  // candidate bins [0, we)
             // Range [lo, hi] of bins whose spot box can meet spot a's box: bins with
@@ -276,7 +329,9 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
   Kokkos::parallel_reduce(
-      "kspecter::extract::assemble_icov", Policy(fc.space, league, T::Tune::team, T::Tune::vector),
+      "kspecter::extract::assemble_icov",
+      Policy(fc.space, league, T::Tune::team, T::Tune::assembly_vector)
+          .set_scratch_size(0, Kokkos::PerTeam(AssembleICov<ExecSpace>::scratch_bytes(s.nslots))),
       AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov,
                               b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
       macs);
