@@ -12,7 +12,8 @@
 //              scratch, forms it from the reflectors in the first round, and applies the
 //              round's sweeps: a row of Z is rotated independently of the others;
 //   finish     a team per matrix: Q = Zᵀ diag(w^-1/2) Z, over the matrix's storage.
-// ql_chains and rotations alternate until every matrix has converged or failed.
+// ql_chains and rotations alternate until every matrix has converged or failed; the chains of
+// the next round run (on a side instance) while the rotations of this one are applied.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -27,15 +28,25 @@
 
 namespace kspecter::solve::detail {
 
-/// A batch's eigen-decompositions between the staged kernels.
+/// One round's record of rotations: what ql_chains writes and rotations reads.
+template <class Mem>
+struct EigRecord {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+  using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
+  Kokkos::View<int*, Mem> nsweep;  // [nmat] sweeps recorded
+  IRows sweeps;                    // [nmat][2 max_sweep] lo, hi of each recorded sweep
+  Rows cs, sn;                     // [nmat][max_rot] the rotations in the order they apply
+};
+
+/// A batch's eigen-decompositions between the staged kernels. The records come in two, so
+/// that the chains of round k + 1 run while round k's rotations are applied.
 template <class Mem>
 struct EigRounds {
   using Mat = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
   using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
-  /// Where each matrix's QL iteration stands: QlChain's l, iter and status, and the sweeps
-  /// recorded this round.
-  enum Field { l_field, iter_field, status_field, nsweep_field, nfield };
+  /// Where each matrix's QL iteration stands: QlChain's l, iter and status.
+  enum Field { l_field, iter_field, status_field, nfield };
 
   int m = 0;
   int max_rot = 0;    // rotations a matrix records per round
@@ -43,8 +54,7 @@ struct EigRounds {
   Mat zt;             // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
   Rows vec;           // [nmat][2 m] d, e
   IRows state;        // [nmat][nfield]
-  IRows sweeps;       // [nmat][2 max_sweep] lo, hi of each recorded sweep
-  Rows cs, sn;        // [nmat][max_rot] a round's rotations in the order they apply
+  EigRecord<Mem> rec[2];
 
   EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     auto const alloc = [](char const* label) {
@@ -53,9 +63,12 @@ struct EigRounds {
     zt = Mat(alloc("kspecter::solve::inverse_sqrt::zt"), nmat, m, m);
     vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
     state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
-    sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
-    cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
-    sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+    for (auto& x : rec) {
+      x.nsweep = Kokkos::View<int*, Mem>(alloc("kspecter::solve::inverse_sqrt::nsweep"), nmat);
+      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
+      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
+      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+    }
   }
 };
 
@@ -94,11 +107,12 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
 /// failed, or the record is full (a sweep has at most m - 1 rotations). Returns whether the
 /// matrix still runs.
 template <bool Rsqrt, class Mem>
-KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, double* de) {
+KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, EigRecord<Mem> const& rec,
+                                            int b, double* de) {
   using R = EigRounds<Mem>;
   int* const st = &r.state(b, 0);
   if (st[R::status_field] != 0) {
-    st[R::nsweep_field] = 0;
+    rec.nsweep(b) = 0;
     return false;
   }
   int const m = r.m;
@@ -106,11 +120,11 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   QlChain<Rsqrt> q(de, de + m, m);
   q.l = st[R::l_field];
   q.iter = st[R::iter_field];
-  int* const sw = &r.sweeps(b, 0);
+  int* const sw = &rec.sweeps(b, 0);
   int nrot = 0, nsweep = 0;
   while (nsweep < r.max_sweep && nrot + m <= r.max_rot) {
     if (q.begin()) {
-      q.record(&r.cs(b, nrot), &r.sn(b, nrot));
+      q.record(&rec.cs(b, nrot), &rec.sn(b, nrot));
       while (q.step()) {
       }
       q.end();
@@ -127,7 +141,7 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   st[R::l_field] = q.l;
   st[R::iter_field] = q.iter;
   st[R::status_field] = q.status;
-  st[R::nsweep_field] = nsweep;
+  rec.nsweep(b) = nsweep;
   return q.status == 0;
 }
 
@@ -139,9 +153,10 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
 /// for every few rotations (and for every one of a sweep's last few).
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
-                                             double const* refl, bool first, int b, int c0, int w,
-                                             double* x, double* rot) {
-  int const m = r.m, nsweep = r.state(b, EigRounds<Mem>::nsweep_field);
+                                             EigRecord<Mem> const& rec, double const* refl,
+                                             bool first, int b, int c0, int w, double* x,
+                                             double* rot) {
+  int const m = r.m, nsweep = rec.nsweep(b);
   double* const zt = &r.zt(b, 0, 0);
   if (first) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
@@ -151,9 +166,9 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
                          [&](int t) { x[t] = zt[(t / w) * m + c0 + t % w]; });
   }
   team.team_barrier();
-  double const* const cs = &r.cs(b, 0);
-  double const* const sn = &r.sn(b, 0);
-  int const* const sw = &r.sweeps(b, 0);
+  double const* const cs = &rec.cs(b, 0);
+  double const* const sn = &rec.sn(b, 0);
+  int const* const sw = &rec.sweeps(b, 0);
   int off = 0;
   int lo = nsweep > 0 ? sw[0] : 0, hi = nsweep > 0 ? sw[1] : -1;
   for (int k = 0; k < nsweep; ++k) {
@@ -184,16 +199,46 @@ struct EigRotations {
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   EigRounds<Mem> r;
+  EigRecord<Mem> rec;  // the round's record
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
   int groups, width;   // slices a matrix, rows a slice
   bool first;          // form the slices from the reflectors
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
     int const b = team.league_rank() / groups, g = team.league_rank() % groups;
-    if (!first && r.state(b, EigRounds<Mem>::nsweep_field) == 0) return;
+    if (!first && rec.nsweep(b) == 0) return;
     int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
     Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
-    eig_rotate_slice(team, r, &c(b, 0, 0), first, b, c0, w, x.data(), x.data() + r.m * width);
+    eig_rotate_slice(team, r, rec, &c(b, 0, 0), first, b, c0, w, x.data(),
+                     x.data() + r.m * width);
+  }
+};
+
+/// The ql_chains kernel (a functor: its record changes between launches): `per` matrices a
+/// team, each thread's (d, e) 2 m + 1 doubles apart in scratch (odd: banks). Counts the
+/// matrices still running.
+template <class ExecSpace, bool Rsqrt>
+struct EigChains {
+  using Mem = typename ExecSpace::memory_space;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  EigRounds<Mem> r;
+  EigRecord<Mem> rec;  // where this round's rotations go
+  int nmat, per;
+
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& team, int& running) const {
+    int const first = team.league_rank() * per;
+    int const count = nmat - first < per ? nmat - first : per;
+    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
+    int mine = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, count),
+        [&](int k, int& n) {
+          n += eig_chain_round<Rsqrt>(r, rec, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
+        },
+        mine);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
   }
 };
 
@@ -223,42 +268,42 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
                               prepare, Tune::eig_team_size),
       prepare);
 
-  // ql_chains: `per` matrices a team, each thread's (d, e) 2 m + 1 doubles apart (odd: banks).
+  // ql_chains: `per` matrices a team. They run on a side instance (their own stream), so
+  // that the chains of round k + 1 overlap the rotations of round k: the chains keep one
+  // warp an SM busy at most, the rotations wait on latency. Each round has its record.
+  compat::SideInstance<ExecSpace> const side(space);
   int const most = l0_doubles / (2 * m + 1);
   int const per = Tune::eig_chain_team < most ? Tune::eig_chain_team : most;
   int const chain_league = (nmat + per - 1) / per;
-  auto chains = KOKKOS_LAMBDA(Member const& team, int& running) {
-    int const first = team.league_rank() * per;
-    int const count = nmat - first < per ? nmat - first : per;
-    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
-    int mine = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, count),
-        [&](int k, int& n) {
-          n += eig_chain_round<Tune::coalesce>(r, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
-        },
-        mine);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
-  };
+  int const chain_l0 = int(Scratch::shmem_size(per * (2 * m + 1)));
+  EigChains<ExecSpace, Tune::coalesce> chains{r, r.rec[0], nmat, per};
   // A team loops over its matrices or rows, so fewer threads than asked still do it all.
-  Policy const chain_policy =
-      team_policy_for<Policy>(space, chain_league, int(Scratch::shmem_size(per * (2 * m + 1))), 0,
-                              chains, per, Kokkos::ParallelReduceTag());
+  Policy const chain_policy = team_policy_for<Policy>(space, chain_league, chain_l0, 0, chains, per,
+                                                      Kokkos::ParallelReduceTag());
+  Policy const chain_side_policy = team_policy_for<Policy>(
+      side.get(), chain_league, chain_l0, 0, chains, per, Kokkos::ParallelReduceTag());
 
   // rotations: slices of about eig_apply_cols rows of Z, as even as m allows.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
-  EigRotations<ExecSpace> rotations{r, c, groups, width, true};
+  EigRotations<ExecSpace> rotations{r, r.rec[0], c, groups, width, true};
   Policy const rotate_policy =
       team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width + 2 * m)), 0,
                               rotations, Tune::eig_apply_cols);
-  while (true) {
-    int running = 0;
-    Kokkos::parallel_reduce("kspecter::solve::inverse_sqrt::ql_chains", chain_policy, chains,
-                            running);
+  char const* const chains_label = "kspecter::solve::inverse_sqrt::ql_chains";
+  int running = 0;
+  Kokkos::parallel_reduce(chains_label, chain_policy, chains, running);  // after prepare
+  for (int k = 0;; ++k) {
+    rotations.rec = r.rec[k % 2];
     Kokkos::parallel_for("kspecter::solve::inverse_sqrt::rotations", rotate_policy, rotations);
     rotations.first = false;
     if (running == 0) break;
+    // Round k + 1's chains need round k's (done: its count came back); round k + 2's will
+    // overwrite this round's record, so the rotations finish before the next iteration.
+    chains.rec = r.rec[(k + 1) % 2];
+    running = 0;
+    Kokkos::parallel_reduce(chains_label, chain_side_policy, chains, running);
+    space.fence();
   }
 
   // finish: Q, its GEMM staged through level 0.
