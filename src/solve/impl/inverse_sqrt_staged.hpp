@@ -38,36 +38,48 @@ struct EigRecord {
   Rows cs, sn;                     // [nmat][max_rot] the rotations in the order they apply
 };
 
-/// A batch's eigen-decompositions between the staged kernels. The records come in two, so
-/// that the chains of round k + 1 run while round k's rotations are applied.
+/// Where each matrix's QL iteration stands: what prepare and ql_chains read and write.
 template <class Mem>
-struct EigRounds {
-  using Mat = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
+struct EigState {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
   using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
-  /// Where each matrix's QL iteration stands: QlChain's l, iter and status.
+  /// QlChain's l, iter and status.
   enum Field { l_field, iter_field, status_field, nfield };
-
   int m = 0;
   int max_rot = 0;    // rotations a matrix records per round
   int max_sweep = 0;  // sweeps a matrix records per round
-  Mat zt;             // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
   Rows vec;           // [nmat][2 m] d, e
   IRows state;        // [nmat][nfield]
+};
+
+/// A batch's eigen-decompositions between the staged kernels. The records come in two, so
+/// that the chains of round k + 1 run while round k's rotations are applied. (The kernels
+/// take only the parts they use: a Kokkos 3.4 CUDA functor over 512 bytes is launched
+/// through constant memory, and such launches never overlap.)
+template <class Mem>
+struct EigRounds {
+  using Mat = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
+  EigState<Mem> q;
+  Mat zt;  // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
   EigRecord<Mem> rec[2];
 
-  EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
+  EigRounds(int nmat, int m, int round) {
     auto const alloc = [](char const* label) {
       return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
     };
+    using Rows = typename EigState<Mem>::Rows;
+    using IRows = typename EigState<Mem>::IRows;
+    q.m = m;
+    q.max_rot = round * m;
+    q.max_sweep = round * m / 4;
+    q.vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
+    q.state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(EigState<Mem>::nfield));
     zt = Mat(alloc("kspecter::solve::inverse_sqrt::zt"), nmat, m, m);
-    vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
-    state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
     for (auto& x : rec) {
       x.nsweep = Kokkos::View<int*, Mem>(alloc("kspecter::solve::inverse_sqrt::nsweep"), nmat);
-      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
-      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
-      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * q.max_sweep);
+      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, q.max_rot);
+      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, q.max_rot);
     }
   }
 };
@@ -78,7 +90,7 @@ KOKKOS_INLINE_FUNCTION int eig_prepare_doubles(int m) { return m * (m + 1) / 2 +
 /// prepare for matrix b (its storage `a`, m x m): symmetrised into the packed triangle `s`,
 /// tridiagonalised; d, e to r.vec; tau and the column-packed reflectors over `a`.
 template <class Member, class Mem>
-KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem> const& r, int b,
+KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigState<Mem> const& r, int b,
                                                double* a, double* s) {
   int const m = r.m, np = m * (m + 1) / 2;
   double *d = s + np, *e = d + m, *tau = e + m, *w = tau + m;
@@ -98,7 +110,7 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
                          [&](int t) { v[t] = s[packed(k + 1 + t, k)]; });
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    for (int f = 0; f < EigRounds<Mem>::nfield; ++f) r.state(b, f) = 0;
+    for (int f = 0; f < EigState<Mem>::nfield; ++f) r.state(b, f) = 0;
   });
 }
 
@@ -107,9 +119,9 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
 /// failed, or the record is full (a sweep has at most m - 1 rotations). Returns whether the
 /// matrix still runs.
 template <bool Rsqrt, class Mem>
-KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, EigRecord<Mem> const& rec,
+KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigState<Mem> const& r, EigRecord<Mem> const& rec,
                                             int b, double* de) {
-  using R = EigRounds<Mem>;
+  using R = EigState<Mem>;
   int* const st = &r.state(b, 0);
   if (st[R::status_field] != 0) {
     rec.nsweep(b) = 0;
@@ -152,12 +164,11 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, EigRecord<M
 /// bounds loaded meanwhile: the chain of a row then waits on scratch, not on a global load
 /// for every few rotations (and for every one of a sweep's last few).
 template <class Member, class Mem>
-KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
+KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, int m, double* zt,
                                              EigRecord<Mem> const& rec, double const* refl,
                                              bool first, int b, int c0, int w, double* x,
                                              double* rot) {
-  int const m = r.m, nsweep = rec.nsweep(b);
-  double* const zt = &r.zt(b, 0, 0);
+  int const nsweep = rec.nsweep(b);
   if (first) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
                          [&](int c) { form_z_row(x + c, w, m, c0 + c, refl); });
@@ -198,7 +209,7 @@ struct EigRotations {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  EigRounds<Mem> r;
+  typename EigRounds<Mem>::Mat zt;
   EigRecord<Mem> rec;  // the round's record
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
   int groups, width;   // slices a matrix, rows a slice
@@ -207,10 +218,10 @@ struct EigRotations {
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
     int const b = team.league_rank() / groups, g = team.league_rank() % groups;
     if (!first && rec.nsweep(b) == 0) return;
-    int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
-    Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
-    eig_rotate_slice(team, r, rec, &c(b, 0, 0), first, b, c0, w, x.data(),
-                     x.data() + r.m * width);
+    int const m = int(zt.extent(1)), c0 = g * width, w = m - c0 < width ? m - c0 : width;
+    Scratch x(team.team_scratch(0), m * width + 2 * m);
+    eig_rotate_slice(team, m, &zt(b, 0, 0), rec, &c(b, 0, 0), first, b, c0, w, x.data(),
+                     x.data() + m * width);
   }
 };
 
@@ -223,7 +234,7 @@ struct EigChains {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  EigRounds<Mem> r;
+  EigState<Mem> r;
   EigRecord<Mem> rec;  // where this round's rotations go
   int nmat, per;
 
@@ -255,7 +266,9 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   if (eig_prepare_doubles(m) > l0_doubles || 2 * m + 1 > l0_doubles)
     throw ParameterError("solve::inverse_sqrt: blocks of " + std::to_string(m) +
                          " do not fit the team scratch of the staged kernels");
-  EigRounds<Mem> const r(nmat, m, Tune::eig_round);
+  EigRounds<Mem> const rounds(nmat, m, Tune::eig_round);
+  EigState<Mem> const r = rounds.q;
+  auto const zt = rounds.zt;
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
@@ -276,7 +289,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   int const per = Tune::eig_chain_team < most ? Tune::eig_chain_team : most;
   int const chain_league = (nmat + per - 1) / per;
   int const chain_l0 = int(Scratch::shmem_size(per * (2 * m + 1)));
-  EigChains<ExecSpace, Tune::coalesce> chains{r, r.rec[0], nmat, per};
+  EigChains<ExecSpace, Tune::coalesce> chains{r, rounds.rec[0], nmat, per};
   // A team loops over its matrices or rows, so fewer threads than asked still do it all.
   Policy const chain_policy = team_policy_for<Policy>(space, chain_league, chain_l0, 0, chains, per,
                                                       Kokkos::ParallelReduceTag());
@@ -286,7 +299,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   // rotations: slices of about eig_apply_cols rows of Z, as even as m allows.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
-  EigRotations<ExecSpace> rotations{r, r.rec[0], c, groups, width, true};
+  EigRotations<ExecSpace> rotations{zt, rounds.rec[0], c, groups, width, true};
   Policy const rotate_policy =
       team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width + 2 * m)), 0,
                               rotations, Tune::eig_apply_cols);
@@ -294,13 +307,13 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   int running = 0;
   Kokkos::parallel_reduce(chains_label, chain_policy, chains, running);  // after prepare
   for (int k = 0;; ++k) {
-    rotations.rec = r.rec[k % 2];
+    rotations.rec = rounds.rec[k % 2];
     Kokkos::parallel_for("kspecter::solve::inverse_sqrt::rotations", rotate_policy, rotations);
     rotations.first = false;
     if (running == 0) break;
     // Round k + 1's chains need round k's (done: its count came back); round k + 2's will
     // overwrite this round's record, so the rotations finish before the next iteration.
-    chains.rec = r.rec[(k + 1) % 2];
+    chains.rec = rounds.rec[(k + 1) % 2];
     running = 0;
     Kokkos::parallel_reduce(chains_label, chain_side_policy, chains, running);
     space.fence();
@@ -318,8 +331,8 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     Scratch s0(team.team_scratch(0), stage);
     Scratch s1(team.team_scratch(1), l1);
     GemmWork const work{s0.data(), stage, s1.data()};
-    bool const ok = r.state(b, EigRounds<Mem>::status_field) == 1;
-    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &r.zt(b, 0, 0), ok, rel, tr, tn);
+    bool const ok = r.state(b, EigState<Mem>::status_field) == 1;
+    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &zt(b, 0, 0), ok, rel, tr, tn);
   };
   Kokkos::parallel_for(
       "kspecter::solve::inverse_sqrt::finish",
