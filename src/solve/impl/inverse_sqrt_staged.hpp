@@ -12,8 +12,7 @@
 //              scratch, forms it from the reflectors in the first round, and applies the
 //              round's sweeps: a row of Z is rotated independently of the others;
 //   finish     a team per matrix: Q = Zᵀ diag(w^-1/2) Z, over the matrix's storage.
-// ql_chains and rotations alternate until every matrix has converged or failed; the chains of
-// the next round run (on a side instance) while the rotations of this one are applied.
+// ql_chains and rotations alternate until every matrix has converged or failed.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -28,59 +27,35 @@
 
 namespace kspecter::solve::detail {
 
-/// One round's record of rotations: what ql_chains writes and rotations reads.
-template <class Mem>
-struct EigRecord {
-  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
-  using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
-  Kokkos::View<int*, Mem> nsweep;  // [nmat] sweeps recorded
-  IRows sweeps;                    // [nmat][2 max_sweep] lo, hi of each recorded sweep
-  Rows cs, sn;                     // [nmat][max_rot] the rotations in the order they apply
-};
-
-/// Where each matrix's QL iteration stands: what prepare and ql_chains read and write.
-template <class Mem>
-struct EigState {
-  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
-  using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
-  /// QlChain's l, iter and status.
-  enum Field { l_field, iter_field, status_field, nfield };
-  int m = 0;
-  int max_rot = 0;    // rotations a matrix records per round
-  int max_sweep = 0;  // sweeps a matrix records per round
-  Rows vec;           // [nmat][2 m] d, e
-  IRows state;        // [nmat][nfield]
-};
-
-/// A batch's eigen-decompositions between the staged kernels. The records come in two, so
-/// that the chains of round k + 1 run while round k's rotations are applied. (The kernels
-/// take only the parts they use: a Kokkos 3.4 CUDA functor over 512 bytes is launched
-/// through constant memory, and such launches never overlap.)
+/// A batch's eigen-decompositions between the staged kernels.
 template <class Mem>
 struct EigRounds {
   using Mat = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
-  EigState<Mem> q;
-  Mat zt;  // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
-  EigRecord<Mem> rec[2];
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+  using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
+  /// Where each matrix's QL iteration stands: QlChain's l, iter and status, and the sweeps
+  /// recorded this round.
+  enum Field { l_field, iter_field, status_field, nsweep_field, nfield };
 
-  EigRounds(int nmat, int m, int round) {
+  int m = 0;
+  int max_rot = 0;    // rotations a matrix records per round
+  int max_sweep = 0;  // sweeps a matrix records per round
+  Mat zt;             // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
+  Rows vec;           // [nmat][2 m] d, e
+  IRows state;        // [nmat][nfield]
+  IRows sweeps;       // [nmat][2 max_sweep] lo, hi of each recorded sweep
+  Rows cs, sn;        // [nmat][max_rot] a round's rotations in the order they apply
+
+  EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     auto const alloc = [](char const* label) {
       return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
     };
-    using Rows = typename EigState<Mem>::Rows;
-    using IRows = typename EigState<Mem>::IRows;
-    q.m = m;
-    q.max_rot = round * m;
-    q.max_sweep = round * m / 4;
-    q.vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
-    q.state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(EigState<Mem>::nfield));
     zt = Mat(alloc("kspecter::solve::inverse_sqrt::zt"), nmat, m, m);
-    for (auto& x : rec) {
-      x.nsweep = Kokkos::View<int*, Mem>(alloc("kspecter::solve::inverse_sqrt::nsweep"), nmat);
-      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * q.max_sweep);
-      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, q.max_rot);
-      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, q.max_rot);
-    }
+    vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
+    state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
+    sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
+    cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
+    sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
   }
 };
 
@@ -90,7 +65,7 @@ KOKKOS_INLINE_FUNCTION int eig_prepare_doubles(int m) { return m * (m + 1) / 2 +
 /// prepare for matrix b (its storage `a`, m x m): symmetrised into the packed triangle `s`,
 /// tridiagonalised; d, e to r.vec; tau and the column-packed reflectors over `a`.
 template <class Member, class Mem>
-KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigState<Mem> const& r, int b,
+KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem> const& r, int b,
                                                double* a, double* s) {
   int const m = r.m, np = m * (m + 1) / 2;
   double *d = s + np, *e = d + m, *tau = e + m, *w = tau + m;
@@ -110,7 +85,7 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigState<Mem>
                          [&](int t) { v[t] = s[packed(k + 1 + t, k)]; });
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
-    for (int f = 0; f < EigState<Mem>::nfield; ++f) r.state(b, f) = 0;
+    for (int f = 0; f < EigRounds<Mem>::nfield; ++f) r.state(b, f) = 0;
   });
 }
 
@@ -119,12 +94,11 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigState<Mem>
 /// failed, or the record is full (a sweep has at most m - 1 rotations). Returns whether the
 /// matrix still runs.
 template <bool Rsqrt, class Mem>
-KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigState<Mem> const& r, EigRecord<Mem> const& rec,
-                                            int b, double* de) {
-  using R = EigState<Mem>;
+KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, double* de) {
+  using R = EigRounds<Mem>;
   int* const st = &r.state(b, 0);
   if (st[R::status_field] != 0) {
-    rec.nsweep(b) = 0;
+    st[R::nsweep_field] = 0;
     return false;
   }
   int const m = r.m;
@@ -132,11 +106,11 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigState<Mem> const& r, EigRecord<Me
   QlChain<Rsqrt> q(de, de + m, m);
   q.l = st[R::l_field];
   q.iter = st[R::iter_field];
-  int* const sw = &rec.sweeps(b, 0);
+  int* const sw = &r.sweeps(b, 0);
   int nrot = 0, nsweep = 0;
   while (nsweep < r.max_sweep && nrot + m <= r.max_rot) {
     if (q.begin()) {
-      q.record(&rec.cs(b, nrot), &rec.sn(b, nrot));
+      q.record(&r.cs(b, nrot), &r.sn(b, nrot));
       while (q.step()) {
       }
       q.end();
@@ -153,7 +127,7 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigState<Mem> const& r, EigRecord<Me
   st[R::l_field] = q.l;
   st[R::iter_field] = q.iter;
   st[R::status_field] = q.status;
-  rec.nsweep(b) = nsweep;
+  st[R::nsweep_field] = nsweep;
   return q.status == 0;
 }
 
@@ -164,11 +138,11 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigState<Mem> const& r, EigRecord<Me
 /// bounds loaded meanwhile: the chain of a row then waits on scratch, not on a global load
 /// for every few rotations (and for every one of a sweep's last few).
 template <class Member, class Mem>
-KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, int m, double* zt,
-                                             EigRecord<Mem> const& rec, double const* refl,
-                                             bool first, int b, int c0, int w, double* x,
-                                             double* rot) {
-  int const nsweep = rec.nsweep(b);
+KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
+                                             double const* refl, bool first, int b, int c0, int w,
+                                             double* x, double* rot) {
+  int const m = r.m, nsweep = r.state(b, EigRounds<Mem>::nsweep_field);
+  double* const zt = &r.zt(b, 0, 0);
   if (first) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
                          [&](int c) { form_z_row(x + c, w, m, c0 + c, refl); });
@@ -177,9 +151,9 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, int m, double* 
                          [&](int t) { x[t] = zt[(t / w) * m + c0 + t % w]; });
   }
   team.team_barrier();
-  double const* const cs = &rec.cs(b, 0);
-  double const* const sn = &rec.sn(b, 0);
-  int const* const sw = &rec.sweeps(b, 0);
+  double const* const cs = &r.cs(b, 0);
+  double const* const sn = &r.sn(b, 0);
+  int const* const sw = &r.sweeps(b, 0);
   int off = 0;
   int lo = nsweep > 0 ? sw[0] : 0, hi = nsweep > 0 ? sw[1] : -1;
   for (int k = 0; k < nsweep; ++k) {
@@ -209,47 +183,17 @@ struct EigRotations {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  typename EigRounds<Mem>::Mat zt;
-  EigRecord<Mem> rec;  // the round's record
+  EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
   int groups, width;   // slices a matrix, rows a slice
   bool first;          // form the slices from the reflectors
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
     int const b = team.league_rank() / groups, g = team.league_rank() % groups;
-    if (!first && rec.nsweep(b) == 0) return;
-    int const m = int(zt.extent(1)), c0 = g * width, w = m - c0 < width ? m - c0 : width;
-    Scratch x(team.team_scratch(0), m * width + 2 * m);
-    eig_rotate_slice(team, m, &zt(b, 0, 0), rec, &c(b, 0, 0), first, b, c0, w, x.data(),
-                     x.data() + m * width);
-  }
-};
-
-/// The ql_chains kernel (a functor: its record changes between launches): `per` matrices a
-/// team, each thread's (d, e) 2 m + 1 doubles apart in scratch (odd: banks). Counts the
-/// matrices still running.
-template <class ExecSpace, bool Rsqrt>
-struct EigChains {
-  using Mem = typename ExecSpace::memory_space;
-  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  EigState<Mem> r;
-  EigRecord<Mem> rec;  // where this round's rotations go
-  int nmat, per;
-
-  KOKKOS_INLINE_FUNCTION void operator()(Member const& team, int& running) const {
-    int const first = team.league_rank() * per;
-    int const count = nmat - first < per ? nmat - first : per;
-    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
-    int mine = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, count),
-        [&](int k, int& n) {
-          n += eig_chain_round<Rsqrt>(r, rec, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
-        },
-        mine);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
+    if (!first && r.state(b, EigRounds<Mem>::nsweep_field) == 0) return;
+    int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
+    Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
+    eig_rotate_slice(team, r, &c(b, 0, 0), first, b, c0, w, x.data(), x.data() + r.m * width);
   }
 };
 
@@ -266,9 +210,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   if (eig_prepare_doubles(m) > l0_doubles || 2 * m + 1 > l0_doubles)
     throw ParameterError("solve::inverse_sqrt: blocks of " + std::to_string(m) +
                          " do not fit the team scratch of the staged kernels");
-  EigRounds<Mem> const rounds(nmat, m, Tune::eig_round);
-  EigState<Mem> const r = rounds.q;
-  auto const zt = rounds.zt;
+  EigRounds<Mem> const r(nmat, m, Tune::eig_round);
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
@@ -281,42 +223,42 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
                               prepare, Tune::eig_team_size),
       prepare);
 
-  // ql_chains: `per` matrices a team. They run on a side instance (their own stream), so
-  // that the chains of round k + 1 overlap the rotations of round k: the chains keep one
-  // warp an SM busy at most, the rotations wait on latency. Each round has its record.
-  compat::SideInstance<ExecSpace> const side(space);
+  // ql_chains: `per` matrices a team, each thread's (d, e) 2 m + 1 doubles apart (odd: banks).
   int const most = l0_doubles / (2 * m + 1);
   int const per = Tune::eig_chain_team < most ? Tune::eig_chain_team : most;
   int const chain_league = (nmat + per - 1) / per;
-  int const chain_l0 = int(Scratch::shmem_size(per * (2 * m + 1)));
-  EigChains<ExecSpace, Tune::coalesce> chains{r, rounds.rec[0], nmat, per};
+  auto chains = KOKKOS_LAMBDA(Member const& team, int& running) {
+    int const first = team.league_rank() * per;
+    int const count = nmat - first < per ? nmat - first : per;
+    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
+    int mine = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, count),
+        [&](int k, int& n) {
+          n += eig_chain_round<Tune::coalesce>(r, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
+        },
+        mine);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
+  };
   // A team loops over its matrices or rows, so fewer threads than asked still do it all.
-  Policy const chain_policy = team_policy_for<Policy>(space, chain_league, chain_l0, 0, chains, per,
-                                                      Kokkos::ParallelReduceTag());
-  Policy const chain_side_policy = team_policy_for<Policy>(
-      side.get(), chain_league, chain_l0, 0, chains, per, Kokkos::ParallelReduceTag());
+  Policy const chain_policy =
+      team_policy_for<Policy>(space, chain_league, int(Scratch::shmem_size(per * (2 * m + 1))), 0,
+                              chains, per, Kokkos::ParallelReduceTag());
 
   // rotations: slices of about eig_apply_cols rows of Z, as even as m allows.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
-  EigRotations<ExecSpace> rotations{zt, rounds.rec[0], c, groups, width, true};
+  EigRotations<ExecSpace> rotations{r, c, groups, width, true};
   Policy const rotate_policy =
       team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width + 2 * m)), 0,
                               rotations, Tune::eig_apply_cols);
-  char const* const chains_label = "kspecter::solve::inverse_sqrt::ql_chains";
-  int running = 0;
-  Kokkos::parallel_reduce(chains_label, chain_policy, chains, running);  // after prepare
-  for (int k = 0;; ++k) {
-    rotations.rec = rounds.rec[k % 2];
+  while (true) {
+    int running = 0;
+    Kokkos::parallel_reduce("kspecter::solve::inverse_sqrt::ql_chains", chain_policy, chains,
+                            running);
     Kokkos::parallel_for("kspecter::solve::inverse_sqrt::rotations", rotate_policy, rotations);
     rotations.first = false;
     if (running == 0) break;
-    // Round k + 1's chains need round k's (done: its count came back); round k + 2's will
-    // overwrite this round's record, so the rotations finish before the next iteration.
-    chains.rec = rounds.rec[(k + 1) % 2];
-    running = 0;
-    Kokkos::parallel_reduce(chains_label, chain_side_policy, chains, running);
-    space.fence();
   }
 
   // finish: Q, its GEMM staged through level 0.
@@ -331,8 +273,8 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     Scratch s0(team.team_scratch(0), stage);
     Scratch s1(team.team_scratch(1), l1);
     GemmWork const work{s0.data(), stage, s1.data()};
-    bool const ok = r.state(b, EigState<Mem>::status_field) == 1;
-    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &zt(b, 0, 0), ok, rel, tr, tn);
+    bool const ok = r.state(b, EigRounds<Mem>::status_field) == 1;
+    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &r.zt(b, 0, 0), ok, rel, tr, tn);
   };
   Kokkos::parallel_for(
       "kspecter::solve::inverse_sqrt::finish",
