@@ -147,6 +147,7 @@ struct Chi2PixMask {
   Kokkos::View<const int*, typename ExecSpace::memory_space> info;
   typename T::Out2 chi2pix, pixmask;
   int ncslots, m, wavepad, sny, snx, npix_y, npix_x, nspec, nrow_max;
+  static constexpr int V = T::Tune::vector;  // vector lanes per thread
 
   /// Row iy of spot (f, wb) on the host: masked (m1), chi^2-weighted (n1) and usable (d1)
   /// spot sums.
@@ -184,55 +185,61 @@ struct Chi2PixMask {
           int const wb = w0 + wavepad + jj;
           int const xs = xc(f, wb), ys = yc(f, wb);
           double num = 0, den = 0, msk = 0;
-          for (int iy = 0; iy < sny; ++iy) {
-            int const y = ys + iy, r = y - y0;
-            double n1 = 0, d1 = 0, m1 = 0;
-            if constexpr (T::Tune::host_loops) {
-              // One pass over the row for the three sums, each in the order of its own
-              // pass below (the same doubles).
-              host_row(p, f, wb, iy, xs, y, r, nrow, ncol, x0, m1, n1, d1);
+          if constexpr (T::Tune::host_loops) {
+            for (int iy = 0; iy < sny; ++iy) {
+              // One pass over the row for the three sums (each in the order a pass of its
+              // own would take: the same doubles).
+              double n1 = 0, d1 = 0, m1 = 0;
+              host_row(p, f, wb, iy, xs, ys + iy, ys + iy - y0, nrow, ncol, x0, m1, n1, d1);
               num += n1;
               den += d1;
               msk += m1;
-              continue;
             }
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, snx),
-                [&](int ix, double& acc) {
-                  int const x = xs + ix, cc = x - x0;
-                  double const sv = spots(f, wb, iy, ix);
-                  bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
-                  bool const inwin = r >= 0 && r < nrow && cc >= 0 && cc < ncol;
-                  if (!on)
-                    acc += sv;  // off the CCD: masked
-                  else if (inwin && pix(p, r * ncol + cc) < 0)
-                    acc += sv;
-                },
-                m1);
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, snx),
-                [&](int ix, double& acc) {
-                  int const x = xs + ix, cc = x - x0;
-                  bool const inwin = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
-                                     r < nrow && cc >= 0 && cc < ncol;
-                  if (inwin) {
-                    double const v = pix(p, r * ncol + cc);
-                    if (v >= 0) acc += spots(f, wb, iy, ix) * v;
-                  }
-                },
-                n1);
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, snx),
-                [&](int ix, double& acc) {
-                  int const x = xs + ix, cc = x - x0;
-                  bool const inwin = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
-                                     r < nrow && cc >= 0 && cc < ncol;
-                  if (inwin && pix(p, r * ncol + cc) >= 0) acc += spots(f, wb, iy, ix);
-                },
-                d1);
-            num += n1;
-            den += d1;
-            msk += m1;
+          } else {
+            // The spot's pixels over the lanes in row-major order (lane l: pixels l, l + V,
+            // ...), a sum a pass: one reduction across the lanes a sum, not one a row.
+            double const* const sp = &spots(f, wb, 0, 0);
+            auto const spot_sum = [&](auto const& term) {
+              double total = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, V),
+                  [&](int l, double& acc) {
+                    int iy = l / snx, ix = l % snx;
+                    for (int k = l; k < sny * snx; k += V) {
+                      acc += term(ys + iy, xs + ix, sp[k]);
+                      iy += V / snx;
+                      ix += V % snx;
+                      if (ix >= snx) {
+                        ix -= snx;
+                        ++iy;
+                      }
+                    }
+                  },
+                  total);
+              return total;
+            };
+            // The pixel's value in the window, or none (off the CCD or the window).
+            auto const window = [&](int y, int x, double& v) {
+              int const r = y - y0, cc = x - x0;
+              bool const in = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
+                              r < nrow && cc >= 0 && cc < ncol;
+              v = in ? pix(p, r * ncol + cc) : 0.0;
+              return in;
+            };
+            msk = spot_sum([&](int y, int x, double sv) {
+              double v;
+              bool const in = window(y, x, v);
+              bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
+              return (!on || (in && v < 0)) ? sv : 0.0;  // off the CCD, or a masked pixel
+            });
+            num = spot_sum([&](int y, int x, double sv) {
+              double v;
+              return window(y, x, v) && v >= 0 ? sv * v : 0.0;
+            });
+            den = spot_sum([&](int y, int x, double sv) {
+              double v;
+              return window(y, x, v) && v >= 0 ? sv : 0.0;
+            });
           }
           Kokkos::single(Kokkos::PerThread(t), [&]() {
             double const c2 = (!bad_patch && den > 0) ? num / den : 0.0;
