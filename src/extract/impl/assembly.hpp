@@ -322,10 +322,7 @@ template <class ExecSpace>
 long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
                    Workspace<ExecSpace> const& ws) {
   using T = Types<ExecSpace>;
-  using Policy = Kokkos::TeamPolicy<
-      ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
-      Kokkos::LaunchBounds<T::Tune::team * T::Tune::assembly_vector,
-                           T::Tune::assembly_teams_per_sm>>;
+  using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
   long long macs = 0;
