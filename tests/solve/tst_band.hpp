@@ -241,7 +241,7 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
                          });
 
 // The GPU-shaped kernels (BandTuning::coalesce: paired rows; the blocks' rows of Z in groups
-// with C in register tiles) run on any backend; on a host backend, with teams of one thread
+// with C in register tiles; the solve with the next row prefetched) run on any backend; on a host backend, with teams of one thread
 // and (where the backend has them) of two, they are checked here against the long-double
 // reference, so that a CPU-only CI covers them too: DESI's 7 slots of 74 bins, and an odd
 // block (the tiles' padding column) with groups that do not divide the rows.
@@ -250,6 +250,7 @@ struct GpuShapedTune {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = Team;
   static constexpr int team_size = Team;
+  static constexpr int solve_entries = (80 + Team - 1) / Team;  // every test band
   static constexpr int blocks_team_size = Team;
   static constexpr int rows = Rows;
   static constexpr int tiles = (37 * 38 / 2 + Team - 1) / Team;
@@ -276,11 +277,26 @@ void check_gpu_shaped(std::uint64_t seed, Order const o = {7, 74}) {
   solve::MatrixBatch<mem> c("c", 4, m, m);
   Kokkos::deep_copy(c, std::nan(""));
   solve::detail::band_strided_inverse_blocks_impl<Tune>(space, pk.ab, slot, o.nslots, c);
+  // The solve (its prefetching GPU path) for y_i = cos(0.3 i + p).
+  solve::VectorBatch<mem> x("x", 2, n);
+  auto hx = Kokkos::create_mirror_view(x);
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < n; ++i) hx(p, i) = std::cos(0.3 * i + p);
+  Kokkos::deep_copy(x, hx);
+  solve::detail::band_cholesky_solve_impl<Tune>(space, pk.ab, x);
+  Kokkos::deep_copy(hx, x);
   auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
   auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
   for (int p = 0; p < 2; ++p) {
     ASSERT_EQ(hi(p), 0);
     auto const l = ref::cholesky(permuted(a[p], o), n);
+    std::vector<double> y(n), gx(n);
+    for (int i = 0; i < n; ++i) {
+      y[i] = std::cos(0.3 * i + p);
+      gx[i] = hx(p, i);
+    }
+    EXPECT_LE(ref::rel_maxdiff(gx, ld_solve(l, n, y)), 1e-9)
+        << "team " << Tune::team_size << ", solution of matrix " << p;
     for (int k = 0; k < 2; ++k) {
       int const sl = hs(p, k);
       std::vector<LD> want;  // columns of A⁻¹ at the block's indices

@@ -28,6 +28,9 @@ struct BandTuning {
   static constexpr bool coalesce = false;
   static constexpr int factor_team_size = 1;  // band_cholesky
   static constexpr int team_size = 1;         // band_cholesky_solve
+  /// band_cholesky_solve: entries of a band row each thread holds in registers (its GPU path,
+  /// for bands up to solve_entries x team_size; 0: the plain loops).
+  static constexpr int solve_entries = 0;
   static constexpr int blocks_team_size = 1;  // band_strided_inverse_blocks
   /// GPU path of band_strided_inverse_blocks only: rows of Z made between two barriers,
   /// and the most 2 x 2 tiles of a block's lower triangle a thread accumulates in registers.
@@ -43,6 +46,7 @@ struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 128;  // bench_band: 4 warps 10% faster than 1 (H100)
   static constexpr int team_size = 32;  // one warp: a band row of 66 is two entries a thread
+  static constexpr int solve_entries = 4;  // bands to 128
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
   static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
@@ -56,6 +60,7 @@ struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 64;
   static constexpr int team_size = 64;  // one wavefront
+  static constexpr int solve_entries = 2;  // bands to 128
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;
   static constexpr int tiles = 6;

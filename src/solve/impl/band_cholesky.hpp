@@ -6,6 +6,8 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/band.hpp>
+
+#include "unroll.hpp"
 #include <string>
 
 namespace kspecter::solve {
@@ -153,6 +155,66 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
   Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
 }
 
+// The solve on GPUs (Tune::solve_entries > 0): the same substitutions, x in team scratch, and each
+// thread's entries of the next row of L (and the next y) loaded while this row waits on its
+// reduction, so that a row waits on scratch and a reduction, not on a global load. y stays
+// in `rhs` until the backward pass writes x there: no entry is read and written in one row
+// by different threads. One barrier a row. `K` entries a thread: bands to K x team size.
+template <int K, class Member>
+KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double const* L, double* y,
+                                                  double* x, int n, int w) {
+  int const b = w - 1, nt = team.team_size(), me = team.team_rank();
+  double cur[K], nxt[K];
+  auto const load = [&](int i, double(&dst)[K]) {
+    double const* li = L + std::size_t(i) * w;
+    KSPECTER_UNROLL
+    for (int k = 0; k < K; ++k) {
+      int const c = me + k * nt;
+      dst[k] = c < b ? li[c] : 0.0;
+    }
+  };
+  load(0, cur);
+  double ynext = y[0], dnext = L[b];
+  for (int i = 0; i < n; ++i) {
+    double const yi = ynext, di = dnext;
+    if (i + 1 < n) {
+      load(i + 1, nxt);
+      ynext = y[i + 1];
+      dnext = L[std::size_t(i + 1) * w + b];
+    }
+    double s = 0.0;
+    KSPECTER_UNROLL
+    for (int k = 0; k < K; ++k) {
+      int const c = me + k * nt;
+      if (c < b && i - b + c >= 0) s += cur[k] * x[i - b + c];
+    }
+    Kokkos::Sum<double> sum(s);
+    team.team_reduce(sum);
+    if (me == 0) x[i] = (yi - s) / di;
+    team.team_barrier();
+    KSPECTER_UNROLL
+    for (int k = 0; k < K; ++k) cur[k] = nxt[k];
+  }
+  load(n - 1, cur);
+  dnext = L[std::size_t(n - 1) * w + b];
+  for (int i = n - 1; i >= 0; --i) {
+    double const xi = x[i] / dnext;
+    if (i > 0) {
+      load(i - 1, nxt);
+      dnext = L[std::size_t(i - 1) * w + b];
+    }
+    if (me == 0) y[i] = xi;
+    KSPECTER_UNROLL
+    for (int k = 0; k < K; ++k) {
+      int const c = me + k * nt;
+      if (c < b && i - b + c >= 0) x[i - b + c] -= cur[k] * xi;
+    }
+    team.team_barrier();
+    KSPECTER_UNROLL
+    for (int k = 0; k < K; ++k) cur[k] = nxt[k];
+  }
+}
+
 // Forward substitution by rows (a dot product of each row of L with the solved part) and
 // backward substitution by rows of L as axpys (x_i is final once the rows below have been
 // subtracted from it), so that both read L along its contiguous rows.
@@ -161,6 +223,8 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
                               VectorBatch<typename ExecSpace::memory_space> rhs) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   ScopedRegion region("kspecter::solve::band_cholesky_solve");
   int const nmat = int(l.extent(0));
   int const n = int(l.extent(1));
@@ -169,6 +233,21 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
     throw ParameterError("solve::band_cholesky_solve: shapes of L and b do not match");
   if (nmat == 0 || n == 0) return;
   int const b = w - 1;
+  constexpr int K = Tune::solve_entries;  // entries of a row a thread holds (GPU path)
+  if constexpr (K > 0) {
+    int const bytes = int(Scratch::shmem_size(n));
+    if (b <= K * Tune::team_size && bytes <= Policy::scratch_size_max(0)) {
+      auto kernel = KOKKOS_LAMBDA(Member const& team) {
+        int const p = team.league_rank();
+        Scratch x(team.team_scratch(0), n);
+        band_solve_prefetched<K>(team, &l(p, 0, 0), &rhs(p, 0), x.data(), n, w);
+      };
+      Policy const policy =
+          Policy(space, nmat, Tune::team_size).set_scratch_size(0, Kokkos::PerTeam(bytes));
+      Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
+      return;
+    }
+  }
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
     int const p = team.league_rank();
     double const* L = &l(p, 0, 0);
