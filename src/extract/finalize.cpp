@@ -24,18 +24,6 @@ void host_for(char const* label, int n, F const& f) {
   Kokkos::DefaultHostExecutionSpace().fence();
 }
 
-// Spectra [s0, s1): on the host's threads, or on the calling thread alone (`serial`: a thread
-// of the stitch's own, outside Kokkos' thread pool, finishing a batch while the device runs).
-template <class F>
-void spectra_for(char const* label, int s0, int s1, bool serial, F const& f) {
-  if (serial) {
-    for (int s = s0; s < s1; ++s) f(s);
-  } else {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(s0, s1), f);
-    Kokkos::DefaultHostExecutionSpace().fence();
-  }
-}
-
 // Median of the values (BAD2DFIT's relative rule).
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -48,9 +36,9 @@ double median_of(std::vector<double> v) {
 }
 
 // Electrons per bin -> electrons per Angstrom (np.gradient of a uniform grid is dw).
-void to_per_angstrom(FrameResult& res, double dw, int s0, int s1, bool serial) {
+void to_per_angstrom(FrameResult& res, double dw) {
   int const nwave = res.nwave;
-  spectra_for("kspecter::extract::finalize_units", s0, s1, serial, [&](int sp) {
+  host_for("kspecter::extract::finalize_units", res.nspec, [&](int sp) {
     std::size_t const i0 = std::size_t(sp) * std::size_t(nwave);
     for (std::size_t i = i0; i < i0 + std::size_t(nwave); ++i) {
       res.flux[i] /= dw;
@@ -60,20 +48,19 @@ void to_per_angstrom(FrameResult& res, double dw, int s0, int s1, bool serial) {
   });
 }
 
-bool fits_float32(double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); }
-
 // Frames are float32: a bin whose numbers do not fit there (pixels near the float limit)
-// is unusable and is flagged in `overflow` like a failed patch (ivar = 0, BAD2DFIT, identity
-// resolution), never written as Inf. chi2pix is capped.
-void clamp_to_float32(FrameResult& res, std::vector<char>& overflow, int s0, int s1,
-                      bool serial) {
-  int const nwave = res.nwave, ndiag = res.ndiag;
-  auto const fits = fits_float32;
+// is unusable and is flagged like a failed patch (ivar = 0, BAD2DFIT, identity
+// resolution), never written as Inf. chi2pix is capped; the model image too. Returns the
+// flagged bins.
+std::vector<char> clamp_to_float32(FrameResult& res) {
+  int const nspec = res.nspec, nwave = res.nwave, ndiag = res.ndiag;
+  std::vector<char> overflow(std::size_t(nspec) * std::size_t(nwave), 0);
+  auto fits = [](double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); };
   int const nd = 2 * ndiag + 1;
   auto rd = [&](int s, int k, int w) -> double& {
     return res.resolution[(std::size_t(s) * nd + std::size_t(k)) * nwave + std::size_t(w)];
   };
-  spectra_for("kspecter::extract::finalize_float32", s0, s1, serial, [&](int s) {
+  host_for("kspecter::extract::finalize_float32", nspec, [&](int s) {
     for (int w = 0; w < nwave; ++w) {
       std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
       bool ok = fits(res.flux[i]) && fits(res.ivar[i]) && fits(res.deconvolved_flux[i]);
@@ -86,11 +73,6 @@ void clamp_to_float32(FrameResult& res, std::vector<char>& overflow, int s0, int
       if (!(res.chi2pix[i] <= double(FLT_MAX))) res.chi2pix[i] = double(FLT_MAX);
     }
   });
-}
-
-// The model image's pixels beyond float32 are capped (NaN: 0).
-void clamp_model_to_float32(FrameResult& res) {
-  auto const fits = fits_float32;
   int const nrow = res.model_ny, ncol = res.model_nx;
   if (!res.model.empty() && std::size_t(nrow) * std::size_t(ncol) == res.model.size())
     host_for("kspecter::extract::finalize_model", nrow, [&](int y) {
@@ -102,6 +84,7 @@ void clamp_model_to_float32(FrameResult& res) {
   else
     for (auto& v : res.model)
       if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
+  return overflow;
 }
 
 // The specmask bits of every bin (mask_bits.hpp; FrameResult::mask says which rule sets
@@ -154,24 +137,10 @@ void set_mask_bits(FrameResult& res, int const* failed, std::vector<char> const&
 
 }  // namespace
 
-void finish_spectra(FrameResult& res, std::vector<char>& overflow, int s0, int s1, double dw,
-                    bool serial) {
-  if (overflow.size() != std::size_t(res.nspec) * std::size_t(res.nwave))
-    overflow.assign(std::size_t(res.nspec) * std::size_t(res.nwave), 0);
-  to_per_angstrom(res, dw, s0, s1, serial);
-  clamp_to_float32(res, overflow, s0, s1, serial);
-}
-
-void finish_frame(FrameResult& res, int const* failed, std::vector<char> const& overflow,
-                  ExtractOptions const& opt) {
-  clamp_model_to_float32(res);
-  set_mask_bits(res, failed, overflow, opt);
-}
-
 void finalize_frame(FrameResult& res, int const* failed, double dw, ExtractOptions const& opt) {
-  std::vector<char> overflow;
-  finish_spectra(res, overflow, 0, res.nspec, dw, false);
-  finish_frame(res, failed, overflow, opt);
+  to_per_angstrom(res, dw);
+  std::vector<char> const overflow = clamp_to_float32(res);
+  set_mask_bits(res, failed, overflow, opt);
 }
 
 }  // namespace kspecter::extract::detail

@@ -3,13 +3,11 @@
 // touches once the spectra are on the host (units, float32 limits, mask bits).
 #pragma once
 
-
 #include <kspecter/extract/frame.hpp>
 #include <kspecter/extract/options.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 
 #include <cstddef>
-#include <vector>
 
 namespace kspecter::extract::detail {
 
@@ -38,20 +36,7 @@ FrameResult start_result(PatchPlan const& plan, FrameShape const& shape);
 
 /// Turns the per-bin numbers the device left in `res` into a frame: electrons per Angstrom,
 /// bins beyond float32 flagged like a failed patch, and the mask bits. `failed` is
-/// [nspec][nwave], non-zero where the bin's patch failed. The same as finish_spectra over
-/// every spectrum, then finish_frame.
+/// [nspec][nwave], non-zero where the bin's patch failed.
 void finalize_frame(FrameResult& res, int const* failed, double dw, ExtractOptions const& opt);
-
-/// The per-spectrum part of finalize_frame for spectra [s0, s1): units and the float32
-/// limits, the bins beyond them flagged in `overflow` ([nspec][nwave], sized on first use).
-/// `serial`: on the calling thread only (a thread outside Kokkos' pool), else on the host's
-/// threads. Every spectrum is done on its own, so any split gives the same bytes.
-void finish_spectra(FrameResult& res, std::vector<char>& overflow, int s0, int s1, double dw,
-                    bool serial);
-
-/// The rest of finalize_frame once every spectrum is finished: the model's float32 limits
-/// and the mask bits (which may need every spectrum: the BAD2DFIT medians).
-void finish_frame(FrameResult& res, int const* failed, std::vector<char> const& overflow,
-                  ExtractOptions const& opt);
 
 }  // namespace kspecter::extract::detail

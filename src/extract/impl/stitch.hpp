@@ -23,16 +23,14 @@ namespace kspecter::extract::detail {
 ///
 /// The spectra of finished bundles are copied while the device goes on with the next batch
 /// (copy_spectra): on a side instance (its own stream), from a host thread, one copy after
-/// the other, each followed by the per-spectrum finishing of those spectra (finish_spectra:
-/// units, float32 limits). The stitch then copies and finishes only the last batch's
-/// spectra, copies the model, and sets the mask bits. Under a Kokkos tool the copies stay on
-/// the calling thread.
+/// the other. The stitch then copies only the last batch's spectra and the model. Under a
+/// Kokkos tool the copies stay on the calling thread.
 template <class ExecSpace>
 class ResultArrays {
  public:
   ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
                FrameResult& res)
-      : side_(fc.space), res_(&res), dw_(fc.plan.dw), nspec_(fc.shape.nspec) {
+      : side_(fc.space), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
       outs_ = {{ws.flux.data(), ws.flux.span(), w, &res.flux},
@@ -63,11 +61,10 @@ class ResultArrays {
       space.fence();  // the kernels that wrote these spectra
       if (Kokkos::Tools::profileLibraryLoaded()) {
         // Tools (kokkos-tools, bench_extract --kernels) keep one stack of events and are
-        // not thread-safe: copy and finish here, in order, without the overlap.
+        // not thread-safe: copy here, in order, without the overlap.
         wait_touched();
         copy_range(space, s0, s1);
         space.fence();
-        finish_spectra(*res_, overflow_, s0, s1, dw_, false);
         return;
       }
       pending_ = std::async(std::launch::async, [this, s0, s1, prev = std::move(pending_)]() {
@@ -75,34 +72,22 @@ class ResultArrays {
         wait_touched();
         copy_range(side_.get(), s0, s1);
         side_.get().fence();
-        finish_spectra(*res_, overflow_, s0, s1, dw_, true);  // no Kokkos on this thread
       });
     }
   }
 
   /// Copies what is left (the spectra not yet copied and the model) into the result arrays,
-  /// waits for every copy, and finishes the spectra not yet finished (finish_spectra).
+  /// and waits for every copy.
   void copy(ExecSpace const& space) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       if (pending_.valid()) pending_.get();
       wait_touched();
-      int const s0 = copied_;
-      copy_range(space, s0, nspec_);
+      copy_range(space, copied_, nspec_);
       copied_ = nspec_;
       for (Out const& o : outs_)
         if (o.row == 0) copy_part(space, o, 0, o.size);
       space.fence();
-      finish_spectra(*res_, overflow_, s0, nspec_, dw_, false);
     }
-  }
-
-  /// Makes the result a frame once copy() is done: finalize_frame, of which a GPU backend's
-  /// spectra were finished batch by batch.
-  void finish(FrameResult& res, int const* failed, ExtractOptions const& opt) const {
-    if constexpr (Workspace<ExecSpace>::results_in_place)
-      finalize_frame(res, failed, dw_, opt);
-    else
-      finish_frame(res, failed, overflow_, opt);
   }
 
  private:
@@ -134,9 +119,6 @@ class ResultArrays {
   }
 
   compat::SideInstance<ExecSpace> side_;
-  FrameResult* res_;
-  double dw_;
-  std::vector<char> overflow_;  // bins beyond float32 (finish_spectra)
   int nspec_ = 0;
   int copied_ = 0;  // spectra [0, copied_) copied or being copied
   std::vector<Out> outs_;
@@ -154,7 +136,7 @@ void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
     res.model_ny = fc.shape.npy;
   }
   auto const failed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ws.failed);
-  arrays.finish(res, failed.data(), fc.opt);
+  finalize_frame(res, failed.data(), fc.plan.dw, fc.opt);
 }
 
 }  // namespace kspecter::extract::detail
