@@ -60,13 +60,21 @@ std::vector<char> clamp_to_float32(FrameResult& res) {
   auto rd = [&](int s, int k, int w) -> double& {
     return res.resolution[(std::size_t(s) * nd + std::size_t(k)) * nwave + std::size_t(w)];
   };
+  // A spectrum's arrays are walked along their rows (the resolution's diagonals are rows
+  // nwave apart), each bin's verdict gathered in `bad` first.
   host_for("kspecter::extract::finalize_float32", nspec, [&](int s) {
+    std::size_t const i0 = std::size_t(s) * nwave;
+    char* const bad = overflow.data() + i0;
+    for (int w = 0; w < nwave; ++w)
+      bad[w] = !(fits(res.flux[i0 + w]) && fits(res.ivar[i0 + w]) &&
+                 fits(res.deconvolved_flux[i0 + w]));
+    for (int k = 0; k < nd; ++k) {
+      double const* const row = &rd(s, k, 0);
+      for (int w = 0; w < nwave; ++w) bad[w] |= !fits(row[w]);
+    }
     for (int w = 0; w < nwave; ++w) {
-      std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
-      bool ok = fits(res.flux[i]) && fits(res.ivar[i]) && fits(res.deconvolved_flux[i]);
-      for (int k = 0; k < nd; ++k) ok = ok && fits(rd(s, k, w));
-      if (!ok) {
-        overflow[i] = 1;
+      std::size_t const i = i0 + std::size_t(w);
+      if (bad[w]) {
         res.flux[i] = res.ivar[i] = res.deconvolved_flux[i] = 0;
         for (int k = 0; k < nd; ++k) rd(s, k, w) = k == ndiag ? 1.0 : 0.0;
       }
