@@ -66,8 +66,8 @@ std::vector<char> clamp_to_float32(FrameResult& res) {
     std::size_t const i0 = std::size_t(s) * nwave;
     char* const bad = overflow.data() + i0;
     for (int w = 0; w < nwave; ++w)
-      bad[w] = !(fits(res.flux[i0 + w]) && fits(res.ivar[i0 + w]) &&
-                 fits(res.deconvolved_flux[i0 + w]));
+      bad[w] =
+          !(fits(res.flux[i0 + w]) && fits(res.ivar[i0 + w]) && fits(res.deconvolved_flux[i0 + w]));
     for (int k = 0; k < nd; ++k) {
       double const* const row = &rd(s, k, 0);
       for (int w = 0; w < nwave; ++w) bad[w] |= !fits(row[w]);

@@ -241,10 +241,10 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
                          });
 
 // The GPU-shaped kernels (BandTuning::coalesce: paired rows; the blocks' rows of Z in groups
-// with C in register tiles; the solve with the next row prefetched) run on any backend; on a host backend, with teams of one thread
-// and (where the backend has them) of two, they are checked here against the long-double
-// reference, so that a CPU-only CI covers them too: DESI's 7 slots of 74 bins, and an odd
-// block (the tiles' padding column) with groups that do not divide the rows.
+// with C in register tiles; the solve with the next row prefetched) run on any backend; on a host
+// backend, with teams of one thread and (where the backend has them) of two, they are checked here
+// against the long-double reference, so that a CPU-only CI covers them too: DESI's 7 slots of 74
+// bins, and an odd block (the tiles' padding column) with groups that do not divide the rows.
 template <int Team, int Rows = 4>
 struct GpuShapedTune {
   static constexpr bool coalesce = true;

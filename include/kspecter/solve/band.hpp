@@ -45,7 +45,7 @@ template <>
 struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 128;  // bench_band: 4 warps 10% faster than 1 (H100)
-  static constexpr int team_size = 32;  // one warp: a band row of 66 is two entries a thread
+  static constexpr int team_size = 32;     // one warp: a band row of 66 is two entries a thread
   static constexpr int solve_entries = 4;  // bands to 128
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
@@ -59,7 +59,7 @@ template <>
 struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 64;
-  static constexpr int team_size = 64;  // one wavefront
+  static constexpr int team_size = 64;     // one wavefront
   static constexpr int solve_entries = 2;  // bands to 128
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;

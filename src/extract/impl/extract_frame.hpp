@@ -78,8 +78,8 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                           static_cast<int>(plan.bundles.size()));
     }
     // The spectra of the bundles finished so far go to the host during the next batch.
-    arrays.copy_spectra(space, (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) -
-                                   plan.specmin);
+    arrays.copy_spectra(
+        space, (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - plan.specmin);
   }
   stitch(fc, ws, arrays, res);
   res.stats.peak_device_bytes = ws.meter.peak;

@@ -221,8 +221,8 @@ struct Chi2PixMask {
             // The pixel's value in the window, or none (off the CCD or the window).
             auto const window = [&](int y, int x, double& v) {
               int const r = y - y0, cc = x - x0;
-              bool const in = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 &&
-                              r < nrow && cc >= 0 && cc < ncol;
+              bool const in = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 && r < nrow &&
+                              cc >= 0 && cc < ncol;
               v = in ? pix(p, r * ncol + cc) : 0.0;
               return in;
             };

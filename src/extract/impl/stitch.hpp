@@ -28,8 +28,7 @@ namespace kspecter::extract::detail {
 template <class ExecSpace>
 class ResultArrays {
  public:
-  ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
-               FrameResult& res)
+  ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, FrameResult& res)
       : side_(fc.space), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);

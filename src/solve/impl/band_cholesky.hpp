@@ -7,8 +7,8 @@
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/band.hpp>
 
-#include "unroll.hpp"
 #include <string>
+#include "unroll.hpp"
 
 namespace kspecter::solve {
 
