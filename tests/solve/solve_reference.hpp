@@ -27,7 +27,9 @@ inline std::uint64_t fresh_seed() {
   return (std::uint64_t(rd()) << 32) ^ rd();
 }
 
-/// A = B Bᵀ / n + shift I with B standard normal: eigenvalues in about [shift, 4 + shift].
+/// A = B Bᵀ / n + shift I with B standard normal and square: eigenvalues in [shift, about
+/// 4 + shift]. B Bᵀ's smallest eigenvalue lands anywhere near zero, at random, so the
+/// condition number is bounded only by the shift; spd_with_spectrum fixes it.
 inline std::vector<double> random_spd(int n, std::uint64_t seed, double shift = 1e-3) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> nd;
@@ -41,6 +43,36 @@ inline std::vector<double> random_spd(int n, std::uint64_t seed, double shift = 
       double const v = double(s / n) + (i == j ? shift : 0.0);
       a[i * n + j] = v;
       a[j * n + i] = v;
+    }
+  return a;
+}
+
+/// A = Q diag(w) Qᵀ with Q a random orthogonal matrix (Gram-Schmidt on a Gaussian matrix,
+/// in long double): a symmetric matrix whose spectrum, and so condition, is the caller's.
+inline std::vector<double> spd_with_spectrum(std::vector<double> const& w, std::uint64_t seed) {
+  int const n = int(w.size());
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> nd;
+  std::vector<LD> q(std::size_t(n) * n);  // rows are the orthonormal vectors
+  for (auto& x : q) x = nd(gen);
+  for (int i = 0; i < n; ++i) {
+    for (int pass = 0; pass < 2; ++pass)  // twice is enough (Kahan)
+      for (int j = 0; j < i; ++j) {
+        LD d = 0;
+        for (int k = 0; k < n; ++k) d += q[i * n + k] * q[j * n + k];
+        for (int k = 0; k < n; ++k) q[i * n + k] -= d * q[j * n + k];
+      }
+    LD norm = 0;
+    for (int k = 0; k < n; ++k) norm += q[i * n + k] * q[i * n + k];
+    norm = std::sqrt(norm);
+    for (int k = 0; k < n; ++k) q[i * n + k] /= norm;
+  }
+  std::vector<double> a(std::size_t(n) * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) {
+      LD s = 0;
+      for (int k = 0; k < n; ++k) s += q[k * n + i] * w[k] * q[k * n + j];
+      a[i * n + j] = a[j * n + i] = double(s);
     }
   return a;
 }
