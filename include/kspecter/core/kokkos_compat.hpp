@@ -178,4 +178,56 @@ class SideInstance {
 #endif
 };
 
+// Kokkos 3.4 launches every team kernel with cudaFuncCachePreferShared, which on an H100
+// leaves about 25 KB of L1 beside 228 KB of shared memory, however little scratch the kernel
+// asks for; Kokkos 4 sizes the carve-out by need. These set the preferred carve-out of the
+// CUDA kernel that runs `Functor` under `Policy`, as a percentage of the largest shared
+// memory, for a kernel whose team scratch is small and whose global loads reuse lines (see
+// docs/building-gpu.md). Kokkos 3.4 sets its own preference once, at a kernel's first launch;
+// it is set here first, so that the carve-out stands from the first launch. No-ops elsewhere.
+namespace detail {
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 30400 && KOKKOS_VERSION < 30500
+template <class Driver>
+void cuda_carveout(int shared_percent) {
+  using Bounds = typename Driver::Policy::launch_bounds;
+  static bool const once = [shared_percent] {  // the first call's percentage stands
+    auto const func = Kokkos::Impl::CudaParallelLaunch<Driver, Bounds>::get_kernel_func();
+    Kokkos::Impl::configure_shmem_preference<Driver, Bounds>(func, true);
+    return cudaFuncSetAttribute(func, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                shared_percent) == cudaSuccess;
+  }();
+  (void)once;
+}
+#endif
+}  // namespace detail
+
+/// For Kokkos::parallel_for(label, Policy, Functor).
+template <class Functor, class Policy>
+void prefer_l1_for(int shared_percent) {
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 30400 && KOKKOS_VERSION < 30500
+  if constexpr (std::is_same_v<typename Policy::execution_space, Kokkos::Cuda>)
+    detail::cuda_carveout<Kokkos::Impl::ParallelFor<Functor, Policy, Kokkos::Cuda>>(
+        shared_percent);
+#else
+  (void)shared_percent;
+#endif
+}
+
+/// For Kokkos::parallel_reduce(label, Policy, Functor, Value&) with a scalar Value.
+template <class Functor, class Policy, class Value>
+void prefer_l1_for_reduce(int shared_percent) {
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 30400 && KOKKOS_VERSION < 30500
+  if constexpr (std::is_same_v<typename Policy::execution_space, Kokkos::Cuda>) {
+    using Adapted =
+        typename Kokkos::Impl::ParallelReduceFunctorType<Functor, Policy, Value,
+                                                         Kokkos::Cuda>::functor_type;
+    detail::cuda_carveout<
+        Kokkos::Impl::ParallelReduce<Adapted, Policy, Kokkos::InvalidType, Kokkos::Cuda>>(
+        shared_percent);
+  }
+#else
+  (void)shared_percent;
+#endif
+}
+
 }  // namespace kspecter::compat
