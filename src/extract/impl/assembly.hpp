@@ -5,7 +5,6 @@
 #include "context.hpp"
 #include "workspace.hpp"
 
-#include <cstdlib>
 #include <kspecter/solve/band.hpp>
 
 namespace kspecter::extract::detail {
@@ -329,8 +328,6 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   long long macs = 0;
   if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
-  if (char const* e = std::getenv("KSPECTER_CO_ASSEMBLE"))
-    compat::prefer_l1_for_reduce<AssembleICov<ExecSpace>, Policy, long long>(std::atoi(e));
   Kokkos::parallel_reduce(
       "kspecter::extract::assemble_icov",
       Policy(fc.space, league, T::Tune::team, T::Tune::assembly_vector)

@@ -3,7 +3,6 @@
 // time, and C = Zᵀ Z accumulated in 2 x 2 register tiles.
 #pragma once
 
-#include <cstdlib>
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <kspecter/core/error.hpp>
@@ -218,8 +217,6 @@ void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpa
                          " need " + std::to_string(f.tile_count()) + " tiles, more than " +
                          std::to_string(policy.team_size()) + " threads of " +
                          std::to_string(Tune::tiles) + " (BandTuning::tiles) hold");
-  if (char const* e = std::getenv("KSPECTER_CO_BLOCKS"))
-    compat::prefer_l1_for<F, Policy>(std::atoi(e));
   Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, f);
 }
 

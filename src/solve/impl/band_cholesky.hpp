@@ -1,7 +1,6 @@
 // Band Cholesky and band solve (declared in band.hpp).
 #pragma once
 
-#include <cstdlib>
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
@@ -153,8 +152,6 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
   };
   int const most = scratch(Policy(space, nmat, 1)).team_size_max(kernel, Kokkos::ParallelForTag());
   Policy const policy = scratch(Policy(space, nmat, compat::imin(Tune::factor_team_size, most)));
-  if (char const* e = std::getenv("KSPECTER_CO_CHOL"))
-    compat::prefer_l1_for<decltype(kernel), Policy>(std::atoi(e));
   Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
 }
 
