@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
       row<Shape<true, 32, 16>>("slices of 16 rows", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 64>>("slices of 64 rows", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 64>>("chains 64 a team", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 32, 16>>("chains 16 a team", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 32, 8>>("chains 8 a team", space, blocks, work, ref, args.reps);
     }
   }
   Kokkos::finalize();

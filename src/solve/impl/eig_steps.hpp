@@ -316,9 +316,17 @@ KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work,
         bad);
   }
   if (ok && bad == 0) {
-    GemmArgs const g =
-        gemm(m, m, m, 1.0, Operand{zt, 1, m}, Operand{zt, 1, m}, 0.0, A, m, 0u, gtr, gtn);
+    // Q is symmetric: its lower triangle, then the upper one copied from it. Element (j, i)
+    // is the same products as (i, j) summed in the same order, so the copy is what a full
+    // product would store, for half the work.
+    GemmArgs const g = gemm(m, m, m, 1.0, Operand{zt, 1, m}, Operand{zt, 1, m}, 0.0, A, m,
+                            unsigned(kStoreLower), gtr, gtn);
     team_gemm<Tune>(team, work, g);
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m), [&](int e) {
+      int const i = e / m, j = e % m;
+      if (j > i) A[e] = A[j * m + i];
+    });
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {
       for (int j = 0; j < m; ++j) A[i * m + j] = 0.0;

@@ -131,46 +131,123 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   return q.status == 0;
 }
 
+/// A thread's share of a vector the team stages in scratch (entries rank, rank + team size,
+/// ...), held in registers: read from global memory before the step ahead of it runs, written
+/// to scratch after, so that the load's latency hides behind that step.
+struct StagedShare {
+  static constexpr int most = 4;  // entries a thread holds; any beyond are copied directly
+  double v[most];
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void load(Member const& team, double const* src, int len) {
+    int const rank = team.team_rank(), ts = team.team_size();
+    for (int j = 0; j < most; ++j) {
+      int const t = rank + j * ts;
+      if (t < len) v[j] = src[t];
+    }
+  }
+  /// To dst[0, len); src as given to load().
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void store(Member const& team, double const* src, int len,
+                                    double* dst) const {
+    int const rank = team.team_rank(), ts = team.team_size();
+    for (int j = 0; j < most; ++j) {
+      int const t = rank + j * ts;
+      if (t < len) dst[t] = v[j];
+    }
+    for (int t = rank + most * ts; t < len; t += ts) dst[t] = src[t];
+  }
+};
+
+/// x ← x - tau (x·v) vᵀ on one row of Z (entries `stride` apart, r of them): the dot product
+/// in four partial sums, so that it waits on a quarter of the chain of additions.
+KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, int r, double tau) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int t = 0;
+  for (; t + 3 < r; t += 4) {
+    s0 += x[t * stride] * v[t];
+    s1 += x[(t + 1) * stride] * v[t + 1];
+    s2 += x[(t + 2) * stride] * v[t + 2];
+    s3 += x[(t + 3) * stride] * v[t + 3];
+  }
+  for (; t < r; ++t) s0 += x[t * stride] * v[t];
+  double const h = tau * ((s0 + s1) + (s2 + s3));
+  for (t = 0; t < r; ++t) x[t * stride] -= h * v[t];
+}
+
+/// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
+/// starts as e_c and takes the reflectors on the right in turn. `refl`: tau (m), then v_0,
+/// v_1, ... column-packed (eig_prepare_packed). Each v_k is staged by the team into `buf`
+/// (2 m doubles: two buffers, so one barrier a reflector), from registers loaded while
+/// v_{k-1} applied.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, int m, int c0,
+                                         double const* refl, double* buf) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
+                       [&](int t) { x[t] = t / w == c0 + t % w ? 1.0 : 0.0; });
+  if (m < 3) return;
+  StagedShare share;
+  share.load(team, refl + m, m - 1);
+  share.store(team, refl + m, m - 1, buf);
+  team.team_barrier();
+  for (int k = 0; k + 2 < m; ++k) {
+    int const r = m - k - 1;
+    double const* const next = refl + m + reflector_offset(k + 1, m);
+    if (k + 3 < m) share.load(team, next, r - 1);
+    double const tk = refl[k];
+    double const* const v = buf + (k % 2) * m;
+    if (tk != 0.0) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
+                           [&](int c) { reflect_row(x + (k + 1) * w + c, w, v, r, tk); });
+    }
+    if (k + 3 < m) share.store(team, next, r - 1, buf + ((k + 1) % 2) * m);
+    team.team_barrier();
+  }
+}
+
 /// A round for the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row, the
 /// slice in level-0 scratch `x` ([m][w]): formed from the reflectors (first round) or
-/// loaded, rotated by the round's sweeps, stored. Each sweep's rotations are first copied
-/// by the whole team into `rot` (2 m doubles of scratch: c, then s), with the next sweep's
-/// bounds loaded meanwhile: the chain of a row then waits on scratch, not on a global load
-/// for every few rotations (and for every one of a sweep's last few).
+/// loaded, rotated by the round's sweeps, stored. Each sweep's rotations are staged by the
+/// whole team into `rot` (2 m doubles of scratch: c, then s), from registers loaded while the
+/// sweep before ran (StagedShare): a row's chain then waits on scratch, and the team on no
+/// global load between sweeps.
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
                                              double const* refl, bool first, int b, int c0, int w,
                                              double* x, double* rot) {
   int const m = r.m, nsweep = r.state(b, EigRounds<Mem>::nsweep_field);
   double* const zt = &r.zt(b, 0, 0);
+  double const* const cs = &r.cs(b, 0);
+  double const* const sn = &r.sn(b, 0);
+  int const* const sw = &r.sweeps(b, 0);
+  auto const length = [&](int k) { return k < nsweep ? sw[2 * k + 1] - sw[2 * k] + 1 : 0; };
   if (first) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
-                         [&](int c) { form_z_row(x + c, w, m, c0 + c, refl); });
+    form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
                          [&](int t) { x[t] = zt[(t / w) * m + c0 + t % w]; });
   }
+  StagedShare sc, ss;
+  int len = length(0);
+  sc.load(team, cs, len);
+  ss.load(team, sn, len);
+  sc.store(team, cs, len, rot);
+  ss.store(team, sn, len, rot + m);
   team.team_barrier();
-  double const* const cs = &r.cs(b, 0);
-  double const* const sn = &r.sn(b, 0);
-  int const* const sw = &r.sweeps(b, 0);
   int off = 0;
-  int lo = nsweep > 0 ? sw[0] : 0, hi = nsweep > 0 ? sw[1] : -1;
   for (int k = 0; k < nsweep; ++k) {
-    int const len = hi - lo + 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](int t) {
-      rot[t] = cs[off + t];
-      rot[m + t] = sn[off + t];
-    });
-    int const nlo = k + 1 < nsweep ? sw[2 * k + 2] : 0;
-    int const nhi = k + 1 < nsweep ? sw[2 * k + 3] : -1;
-    team.team_barrier();
+    int const lo = sw[2 * k], hi = sw[2 * k + 1];
+    int const next = off + len, nlen = length(k + 1);
+    sc.load(team, cs + next, nlen);
+    ss.load(team, sn + next, nlen);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
                          [&](int c) { rotate_column<-1>(x + c, w, rot, rot + m, hi, lo, hi); });
     team.team_barrier();
-    off += len;
-    lo = nlo;
-    hi = nhi;
+    sc.store(team, cs + next, nlen, rot);
+    ss.store(team, sn + next, nlen, rot + m);
+    team.team_barrier();
+    off = next;
+    len = nlen;
   }
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
                        [&](int t) { zt[(t / w) * m + c0 + t % w] = x[t]; });

@@ -101,23 +101,4 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
   team.team_barrier();
 }
 
-/// Row c of Z = H_0 ⋯ H_{m-3}, by one thread: x (rows `stride` apart) starts as e_c and takes
-/// the reflectors on the right in turn, x ← x - tau_k (x·v_k) v_kᵀ. Each row of Z depends on
-/// its own entries only. `refl`: tau (m), then v_0, v_1, ... column-packed.
-KOKKOS_INLINE_FUNCTION void form_z_row(double* x, int stride, int m, int c, double const* refl) {
-  for (int i = 0; i < m; ++i) x[i * stride] = i == c ? 1.0 : 0.0;
-  double const* const tau = refl;
-  for (int k = 0; k + 2 < m; ++k) {
-    double const tk = tau[k];
-    if (tk == 0.0) continue;
-    int const r = m - k - 1;
-    double const* v = refl + m + reflector_offset(k, m);
-    double* const xk = x + (k + 1) * stride;
-    double s = 0.0;
-    for (int t = 0; t < r; ++t) s += xk[t * stride] * v[t];
-    s *= tk;
-    for (int t = 0; t < r; ++t) xk[t * stride] -= s * v[t];
-  }
-}
-
 }  // namespace kspecter::solve::detail
