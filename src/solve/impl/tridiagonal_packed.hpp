@@ -27,24 +27,6 @@ KOKKOS_INLINE_FUNCTION int packed_row(int t) {
 /// m - 1 - k entries, for rows k + 1 .. m - 1).
 KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
 
-/// A' -= v wᵀ + w vᵀ on the packed lower triangle of the trailing r x r block (from row and
-/// column k1), w = pw - half v formed as it is read. One element a thread, consecutive threads
-/// on consecutive addresses; a thread's row follows its elements down instead of being
-/// recomputed from each index.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void rank2_update(Member const& team, double* a, int k1, int r,
-                                         double const* v, double const* pw, double half) {
-  int const n = r * (r + 1) / 2, ts = team.team_size();
-  int t = team.team_rank();
-  int i = t < n ? packed_row(t) : 0;
-  for (; t < n; t += ts) {
-    while ((i + 1) * (i + 2) / 2 <= t) ++i;
-    int const j = t - i * (i + 1) / 2;
-    double const wi = pw[i] - half * v[i], wj = pw[j] - half * v[j];
-    a[packed(k1 + i, k1 + j)] -= v[i] * wj + wi * v[j];
-  }
-}
-
 /// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
 /// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
 /// team_tridiagonalize (eig_steps.hpp), with the same reflectors; v_k is left in column k below
@@ -55,7 +37,7 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
                                                        double* d, double* e, double* tau,
                                                        double* w) {
   double* const v = w;       // v_k, contiguous
-  double* const pw = w + m;  // p = tau A' v (the update's w = p - (tau vᵀp / 2) v)
+  double* const pw = w + m;  // p = tau A' v, then w = p - (tau vᵀp / 2) v
   for (int k = 0; k + 1 < m; ++k) {
     int const r = m - k - 1, k1 = k + 1;
     double const x0 = p[packed(k1, k)];  // read before the reduction's barrier: it changes below
@@ -78,10 +60,6 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     }
     Householder const h = householder(x0, sigma);
     double const alpha = h.alpha, tk = h.tau;
-    // v_k, and column k's new head, d, e and tau: v_0 = x0 - alpha is known to every thread,
-    // so one barrier covers both.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
-                         [&](int t) { v[t] = t == 0 ? x0 - alpha : p[packed(k1 + t, k)]; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       p[packed(k1, k)] = x0 - alpha;
       d[k] = p[packed(k, k)];
@@ -89,22 +67,31 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
       tau[k] = tk;
     });
     team.team_barrier();
-    // p_j = tau Σ_t A'[j][t] v_t (row j of the triangle up to the diagonal, then column j),
-    // and vᵀp summed as the p_j are made.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                         [&](int t) { v[t] = p[packed(k1 + t, k)]; });
+    team.team_barrier();
+    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
+      double const* row = p + packed(k1 + j, k1);
+      double s = 0.0;
+      for (int t = 0; t <= j; ++t) s += row[t] * v[t];
+      for (int t = j + 1; t < r; ++t) s += p[packed(k1 + t, k1 + j)] * v[t];
+      pw[j] = tk * s;
+    });
+    team.team_barrier();
     double vp = 0.0;
     Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, r),
-        [&](int j, double& acc) {
-          double const* row = p + packed(k1 + j, k1);
-          double s = 0.0;
-          for (int t = 0; t <= j; ++t) s += row[t] * v[t];
-          for (int t = j + 1; t < r; ++t) s += p[packed(k1 + t, k1 + j)] * v[t];
-          pw[j] = tk * s;
-          acc += v[j] * pw[j];
-        },
-        vp);
+        Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += v[i] * pw[i]; }, vp);
+    double const half = 0.5 * tk * vp;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
+                         [&](int j) { pw[j] = pw[j] - half * v[j]; });
     team.team_barrier();
-    rank2_update(team, p, k1, r, v, pw, 0.5 * tk * vp);
+    // A' -= v wᵀ + w vᵀ on the lower triangle, one element a thread, consecutive threads on
+    // consecutive addresses.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
+      int const i = packed_row(t), j = t - i * (i + 1) / 2;
+      p[packed(k1 + i, k1 + j)] -= v[i] * pw[j] + pw[i] * v[j];
+    });
     team.team_barrier();
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
