@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <kspecter/solve/batched.hpp>
+#include <limits>
 #include <vector>
 
 #include "solve/impl/cholesky.hpp"
@@ -165,8 +165,7 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_agrees_with_one_kernel) {
     // well-conditioned (shift 1e-2, condition below about 500).
     double const eps = std::numeric_limits<double>::epsilon();
     double const tol = b == 3 ? m * eps * kappa3 : 1e-12;
-    EXPECT_LE(ref::rel_maxdiff(y, std::vector<ref::LD>(x.begin(), x.end())), tol)
-        << "matrix " << b;
+    EXPECT_LE(ref::rel_maxdiff(y, std::vector<ref::LD>(x.begin(), x.end())), tol) << "matrix " << b;
   }
   for (int b : {1, 4, 5})
     for (int k = 0; k < m * m; ++k) ASSERT_EQ(staged[std::size_t(b) * m * m + k], 0.0) << b;
