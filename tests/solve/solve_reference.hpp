@@ -29,7 +29,7 @@ inline std::uint64_t fresh_seed() {
 
 /// A = B Bᵀ / n + shift I with B standard normal and square: eigenvalues in [shift, about
 /// 4 + shift]. B Bᵀ's smallest eigenvalue lands anywhere near zero, at random, so the
-/// condition number is bounded only by the shift; spd_with_spectrum fixes it.
+/// condition number is bounded only by the shift; with_spectrum fixes it.
 inline std::vector<double> random_spd(int n, std::uint64_t seed, double shift = 1e-3) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> nd;
@@ -47,34 +47,34 @@ inline std::vector<double> random_spd(int n, std::uint64_t seed, double shift = 
   return a;
 }
 
-/// A = Q diag(w) Qᵀ with Q a random orthogonal matrix (Gram-Schmidt on a Gaussian matrix,
-/// in long double): a symmetric matrix whose spectrum, and so condition, is the caller's.
-inline std::vector<double> spd_with_spectrum(std::vector<double> const& w, std::uint64_t seed) {
-  int const n = int(w.size());
+/// V diag(lambda) Vᵀ with V a random orthogonal matrix (Gram-Schmidt twice, long double): a
+/// symmetric matrix whose spectrum, and so condition, is the caller's.
+inline std::vector<double> with_spectrum(std::vector<double> const& lambda, std::uint64_t seed) {
+  int const m = int(lambda.size());
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> nd;
-  std::vector<LD> q(std::size_t(n) * n);  // rows are the orthonormal vectors
-  for (auto& x : q) x = nd(gen);
-  for (int i = 0; i < n; ++i) {
-    for (int pass = 0; pass < 2; ++pass)  // twice is enough (Kahan)
-      for (int j = 0; j < i; ++j) {
+  std::vector<LD> v(std::size_t(m) * m);  // columns
+  for (auto& x : v) x = nd(gen);
+  for (int j = 0; j < m; ++j)
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int k = 0; k < j; ++k) {
         LD d = 0;
-        for (int k = 0; k < n; ++k) d += q[i * n + k] * q[j * n + k];
-        for (int k = 0; k < n; ++k) q[i * n + k] -= d * q[j * n + k];
+        for (int i = 0; i < m; ++i) d += v[i * m + j] * v[i * m + k];
+        for (int i = 0; i < m; ++i) v[i * m + j] -= d * v[i * m + k];
       }
-    LD norm = 0;
-    for (int k = 0; k < n; ++k) norm += q[i * n + k] * q[i * n + k];
-    norm = std::sqrt(norm);
-    for (int k = 0; k < n; ++k) q[i * n + k] /= norm;
-  }
-  std::vector<double> a(std::size_t(n) * n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) {
-      LD s = 0;
-      for (int k = 0; k < n; ++k) s += q[k * n + i] * w[k] * q[k * n + j];
-      a[i * n + j] = a[j * n + i] = double(s);
+      LD nrm = 0;
+      for (int i = 0; i < m; ++i) nrm += v[i * m + j] * v[i * m + j];
+      nrm = std::sqrt(nrm);
+      for (int i = 0; i < m; ++i) v[i * m + j] /= nrm;
     }
-  return a;
+  std::vector<double> c(std::size_t(m) * m);
+  for (int a = 0; a < m; ++a)
+    for (int b = 0; b <= a; ++b) {
+      LD s = 0;
+      for (int k = 0; k < m; ++k) s += v[a * m + k] * lambda[k] * v[b * m + k];
+      c[a * m + b] = c[b * m + a] = double(s);
+    }
+  return c;
 }
 
 using ::kspecter::test::icov_like;  // tests/support/icov_like.hpp

@@ -19,35 +19,6 @@ namespace ref = kspecter::test::solve_ref;
 namespace util = kspecter::test::solve_util;
 using mem = TEST_EXECSPACE::memory_space;
 
-// V diag(lambda) Vᵀ with V a random orthogonal matrix (Gram-Schmidt twice, long double).
-std::vector<double> with_spectrum(std::vector<double> const& lambda, std::uint64_t seed) {
-  int const m = int(lambda.size());
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> nd;
-  std::vector<ref::LD> v(std::size_t(m) * m);  // columns
-  for (auto& x : v) x = nd(gen);
-  for (int j = 0; j < m; ++j)
-    for (int pass = 0; pass < 2; ++pass) {
-      for (int k = 0; k < j; ++k) {
-        ref::LD d = 0;
-        for (int i = 0; i < m; ++i) d += v[i * m + j] * v[i * m + k];
-        for (int i = 0; i < m; ++i) v[i * m + j] -= d * v[i * m + k];
-      }
-      ref::LD nrm = 0;
-      for (int i = 0; i < m; ++i) nrm += v[i * m + j] * v[i * m + j];
-      nrm = std::sqrt(nrm);
-      for (int i = 0; i < m; ++i) v[i * m + j] /= nrm;
-    }
-  std::vector<double> c(std::size_t(m) * m);
-  for (int a = 0; a < m; ++a)
-    for (int b = 0; b <= a; ++b) {
-      ref::LD s = 0;
-      for (int k = 0; k < m; ++k) s += v[a * m + k] * lambda[k] * v[b * m + k];
-      c[a * m + b] = c[b * m + a] = double(s);
-    }
-  return c;
-}
-
 // Runs inverse_sqrt on the batch and returns the results.
 std::vector<std::vector<double>> run_inverse_sqrt(std::vector<std::vector<double>> const& cs, int m,
                                                   double rel_clip = 1e-14) {
@@ -118,7 +89,7 @@ TEST(TEST_CATEGORY, inverse_sqrt_clips_small_and_negative_eigenvalues) {
   lambda.push_back(-0.5);
   lambda.push_back(-1e-20);
   ASSERT_EQ(int(lambda.size()), m);
-  auto const c = with_spectrum(lambda, seed);
+  auto const c = ref::with_spectrum(lambda, seed);
   auto const q = run_inverse_sqrt({c}, m)[0];
   bool finite = true;
   for (double x : q) finite = finite && std::isfinite(x);

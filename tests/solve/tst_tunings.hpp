@@ -143,7 +143,7 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_agrees_with_one_kernel) {
   SCOPED_TRACE("seed = " + std::to_string(seed));
   std::vector<double> in;
   for (int b = 0; b < nmat; ++b) {
-    auto a = b == 3 ? ref::spd_with_spectrum(geometric_spectrum(m, kappa3), seed + b)
+    auto a = b == 3 ? ref::with_spectrum(geometric_spectrum(m, kappa3), seed + b)
                     : ref::random_spd(m, seed + b, 1e-2);
     if (b == 1) a[5 * m + 9] = a[9 * m + 5] = std::nan("");
     if (b == 4) std::fill(a.begin(), a.end(), 0.0);
