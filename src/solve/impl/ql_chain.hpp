@@ -45,18 +45,13 @@ struct QlChain {
       }
       mm_ = l;
       for (; mm_ + 1 < m; ++mm_) {
-        if (mm_ >= known_lo_ && mm_ < known_hi_) {  // the last sweep found these no split
-          mm_ = known_hi_ - 1;
-          continue;
-        }
-        if (splits(mm_)) break;
+        double const dd = compat::fabs(d[mm_]) + compat::fabs(d[mm_ + 1]);
+        if (compat::fabs(e[mm_]) <= eps * dd) break;
       }
       if (mm_ != l) break;
       ++l;
       iter = 0;
     }
-    known_lo_ = known_hi_ = 0;  // the sweep changes them
-    first_split_ = mm_;
     if (++iter > maxit) {
       status = 2;
       return false;
@@ -116,9 +111,6 @@ struct QlChain {
     p_ = s_ * r;
     d[i + 1] = g_ + p_;
     g_ = c_ * r - bb;
-    // e[i + 1], d[i + 1] and d[i + 2] are final for this sweep (end() changes only d[l], e[l]
-    // and e[mm]): the next sweep's search for a split, done here, off the rotations' chain.
-    if (i + 1 < mm_ && splits(i + 1)) first_split_ = i + 1;
     cs[ofs + dir * i] = c_;
     sn[ofs + dir * i] = s_;
     --i_;
@@ -134,22 +126,12 @@ struct QlChain {
       d[l] -= p_;
       e[l] = g_;
       e[mm_] = 0.0;
-      known_lo_ = l + 1;  // tested in step(), with the values begin() will see
-      known_hi_ = first_split_;
     }
     if (!(compat::isfinite(d[l]) && compat::isfinite(g_))) status = 2;
   }
 
  private:
-  /// Whether e[j] is negligible beside its diagonal neighbours: the matrix splits at j.
-  KOKKOS_INLINE_FUNCTION bool splits(int j) const {
-    return compat::fabs(e[j]) <= eps * (compat::fabs(d[j]) + compat::fabs(d[j + 1]));
-  }
-
   int mm_ = 0, i_ = 0;
-  // [known_lo_, known_hi_): indices the last sweep tested and found no split at, skipped by
-  // begin()'s search; first_split_: the lowest split a sweep has found so far (mm_ if none).
-  int known_lo_ = 0, known_hi_ = 0, first_split_ = 0;
   double g_ = 0, s_ = 1, c_ = 1, p_ = 0;
   bool deflated_ = false;
 };
