@@ -1,7 +1,7 @@
 // Householder tridiagonalisation of a symmetric matrix held as its packed lower triangle in
-// team scratch, and the accumulation of its reflectors into rows of the basis Z (the staged
-// inverse square root, inverse_sqrt_staged.hpp). A 74 x 74 block is 43.8 KB, more than a CUDA
-// team's level-0 scratch in Kokkos 3.4 (40 KB); its lower triangle is 22.2 KB.
+// team scratch, for the staged inverse square root (inverse_sqrt_staged.hpp, which also forms
+// the basis Z from the reflectors). A 74 x 74 block is 43.8 KB, more than a CUDA team's
+// level-0 scratch in Kokkos 3.4 (40 KB); its lower triangle is 22.2 KB.
 #pragma once
 
 #include <Kokkos_Core.hpp>
