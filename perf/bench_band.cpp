@@ -133,10 +133,21 @@ void timed(Space const& space, Timing* t, bool record, F&& f) {
 /// launch bound (teams an SM).
 template <int CholTeam, int BlocksTeam = solve::BandTuning<Space>::blocks_team_size,
           int Rows = solve::BandTuning<Space>::rows, int Tiles = solve::BandTuning<Space>::tiles,
-          int PerSm = solve::BandTuning<Space>::blocks_teams_per_sm>
+          int PerSm = solve::BandTuning<Space>::blocks_teams_per_sm,
+          bool Dmma = solve::BandTuning<Space>::dmma>
 struct Shape : solve::BandTuning<Space> {
   static constexpr int factor_team_size = CholTeam, blocks_team_size = BlocksTeam, rows = Rows,
                        tiles = Tiles, blocks_teams_per_sm = PerSm;
+  static constexpr bool dmma = Dmma;
+};
+
+/// The backend's band tuning with band_strided_inverse_blocks on the tensor cores or not
+/// (BandTuning::dmma), and with Warps warps a team when it is.
+template <bool Dmma, int Warps = solve::BandTuning<Space>::dmma_warps,
+          int Teams = solve::BandTuning<Space>::dmma_teams_per_sm>
+struct DmmaShape : solve::BandTuning<Space> {
+  static constexpr bool dmma = Dmma;
+  static constexpr int dmma_warps = Warps, dmma_teams_per_sm = Teams;
 };
 
 /// One row of the launch-shape table: band_cholesky and band_strided_inverse_blocks with
@@ -387,7 +398,16 @@ int main(int argc, char** argv) {
       row(Shape<64>{}, "cholesky: 2 warps");
       using NoBound = Shape<B::factor_team_size, B::blocks_team_size, B::rows, B::tiles, 0>;
       row(NoBound{}, "blocks: no launch bound");
-      row(Shape<B::factor_team_size, B::blocks_team_size, 2>{}, "blocks: 2 rows a group");
+      row(Shape<B::factor_team_size, B::blocks_team_size, 2, B::tiles, B::blocks_teams_per_sm,
+                false>{},
+          "blocks: grouped, 2 rows a group");
+      if constexpr (B::dmma) {
+        row(DmmaShape<false>{}, "blocks: grouped, no DMMA");
+        row(DmmaShape<true, 4, 5>{}, "blocks: DMMA, 4 warps, 5 teams/SM");
+        row(DmmaShape<true, 5, 3>{}, "blocks: DMMA, 5 warps, 3 teams/SM");
+        row(DmmaShape<true, 5, 4>{}, "blocks: DMMA, 5 warps, 4 teams/SM");
+        row(DmmaShape<true, 8, 2>{}, "blocks: DMMA, 8 warps, 2 teams/SM");
+      }
     }
     std::printf(
         "(flops: dense cholesky = sum of squared fiber-major row envelopes, inverse_blocks = "

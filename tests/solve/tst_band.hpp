@@ -255,6 +255,8 @@ struct GpuShapedTune {
   static constexpr int rows = Rows;
   static constexpr int tiles = (37 * 38 / 2 + Team - 1) / Team;
   static constexpr int blocks_teams_per_sm = 0;
+  static constexpr bool dmma = false;
+  static constexpr int dmma_warps = 1;
 };
 
 template <class Tune>
@@ -316,16 +318,61 @@ void check_gpu_shaped(std::uint64_t seed, Order const o = {7, 74}) {
   }
 }
 
+/// The backend's band tuning with the grouped blocks kernel, not the tensor-core one.
+struct NoDmmaTune : solve::BandTuning<TEST_EXECSPACE> {
+  static constexpr bool dmma = false;
+};
+
+/// One warp: D = A B by solve::detail::dmma_8x8x4 (A(i, k) = i + 10 k + 1, B(k, j) = 3 k - j / 2)
+/// into d[8 i + j], and each lane's value 1.5 l from lane (l + 5) mod 32 into d[64 + l].
+struct DmmaProbe {
+  Kokkos::View<double*, mem> d;
+  KOKKOS_INLINE_FUNCTION void operator()(
+      Kokkos::TeamPolicy<TEST_EXECSPACE>::member_type const& t) const {
+    int const lane = t.team_rank(), gid = lane / 4, tig = lane % 4;
+    double d0 = 0.0, d1 = 0.0;
+    solve::detail::dmma_8x8x4(d0, d1, gid + 10.0 * tig + 1, 3.0 * tig - 0.5 * gid);
+    d(8 * gid + 2 * tig) = d0;
+    d(8 * gid + 2 * tig + 1) = d1;
+    d(64 + lane) = solve::detail::warp_value(1.5 * lane, (lane + 5) % 32);
+  }
+};
+
+/// The tensor-core fragments against the host product (a GPU whose band tuning uses them).
+void check_dmma_fragments() {
+  Kokkos::View<double*, mem> d("d", 96);
+  Kokkos::parallel_for("kspecter::test::dmma_probe", Kokkos::TeamPolicy<TEST_EXECSPACE>(1, 32),
+                       DmmaProbe{d});
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double want = 0;
+      for (int k = 0; k < 4; ++k) want += (i + 10.0 * k + 1) * (3.0 * k - 0.5 * j);
+      EXPECT_EQ(h(8 * i + j), want) << "D(" << i << ", " << j << ")";
+    }
+  for (int l = 0; l < 32; ++l) EXPECT_EQ(h(64 + l), 1.5 * ((l + 5) % 32)) << "lane " << l;
+}
+
 TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) return;  // GPU: the default
   auto const seed = ref::fresh_seed();
   SCOPED_TRACE("seed = " + std::to_string(seed));
-  check_gpu_shaped<GpuShapedTune<1>>(seed);
-  check_gpu_shaped<GpuShapedTune<1, 2>>(seed + 2, {6, 37});
-  using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
-  int const most = Policy(TEST_EXECSPACE(), 1, 1)
-                       .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
-  if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    // A GPU: the backend's own tuning (on CUDA, the tensor-core blocks where the device has
+    // them, their fragments checked first) on the same shapes, an odd block included, and
+    // the grouped kernel beside it.
+    if constexpr (solve::BandTuning<TEST_EXECSPACE>::dmma) check_dmma_fragments();
+    check_gpu_shaped<solve::BandTuning<TEST_EXECSPACE>>(seed);
+    check_gpu_shaped<solve::BandTuning<TEST_EXECSPACE>>(seed + 2, {6, 37});
+    check_gpu_shaped<NoDmmaTune>(seed + 1);
+  } else {
+    check_gpu_shaped<GpuShapedTune<1>>(seed);
+    check_gpu_shaped<GpuShapedTune<1, 2>>(seed + 2, {6, 37});
+    using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
+    int const most =
+        Policy(TEST_EXECSPACE(), 1, 1)
+            .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
+    if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+  }
 }
 
 TEST(TEST_CATEGORY, band_cholesky_failure_gives_the_identity_and_its_pivot) {

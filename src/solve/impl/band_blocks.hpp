@@ -9,6 +9,7 @@
 #include <kspecter/solve/band.hpp>
 #include <string>
 
+#include "band_blocks_dmma.hpp"
 #include "band_blocks_grouped.hpp"
 #include "band_cholesky.hpp"
 #include "band_host_simd.hpp"
@@ -166,6 +167,8 @@ void band_strided_inverse_blocks_impl(
                          " indices of stride " + std::to_string(stride) +
                          " do not fit a matrix of size " + std::to_string(n));
   if (nmat == 0 || nblock == 0 || m == 0) return;
+  if constexpr (Tune::dmma)
+    if (band_blocks_dmma<Tune>(space, l, slot, stride, c, nmat * nblock)) return;
   if constexpr (Tune::coalesce)
     band_blocks_grouped<Tune>(space, BandBlocksGrouped<Tune, ExecSpace>(l, slot, stride, c),
                               nmat * nblock);
