@@ -9,6 +9,7 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/band.hpp>
 
+#include "band_blocks_grouped.hpp"
 #include "unroll.hpp"
 
 namespace kspecter::solve::detail {
@@ -54,12 +55,12 @@ KOKKOS_INLINE_FUNCTION double warp_value(double v, int src) {
 // an integer remainder a step took half its time. An H100 runs a batch of 5875 DESI blocks in
 // 3.9 ms, the grouped kernel in 9.2 (perf/gpu_runs.md, session 12).
 template <class Tune, class ExecSpace>
-struct BandBlocksDmma {
-  static constexpr int W = Tune::dmma_warps;  // warps a team
-  static constexpr int kMaxTiles = 10;        // 8-column tiles of a block: m <= 80
-  static constexpr int kMaxSteps = 17;        // K / 4: b <= 68
-  static constexpr int kAhead = 8;            // steps between a load of L and its product
-  static constexpr int kOwn = (kMaxTiles + W - 1) / W;                         // X tiles a warp
+struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
+  static constexpr int W = Tune::dmma_warps;            // warps a team
+  static constexpr int kMaxTiles = 10;                  // 8-column tiles of a block: m <= 80
+  static constexpr int kMaxSteps = 17;                  // K / 4: b <= 68
+  static constexpr int kAhead = 8;                      // steps between a load of L and its product
+  static constexpr int kOwn = (kMaxTiles + W - 1) / W;  // X tiles a warp
   static constexpr int kGram = (kMaxTiles * (kMaxTiles + 1) / 2 + W - 1) / W;  // C tiles a warp
   using mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>,
@@ -68,11 +69,9 @@ struct BandBlocksDmma {
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  BandBatch<mem> l;
-  Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot;
-  MatrixBatch<mem> c;
-  int n, w, m, stride, nblock;
-  int b;      // half-bandwidth, w - 1
+  using Args = BandBlocksArgs<mem>;
+  using Args::b, Args::c, Args::l, Args::m, Args::n, Args::nblock, Args::slot, Args::stride,
+      Args::w;
   int K;      // window rows a panel's product reads: b rounded up to 4
   int wrows;  // window rows held: max(b, 8)
   int ld;     // window row stride
@@ -80,17 +79,9 @@ struct BandBlocksDmma {
 
   BandBlocksDmma(BandBatch<mem> l_, Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot_,
                  int stride_, MatrixBatch<mem> c_, int ld_)
-      : l(l_),
-        slot(slot_),
-        c(c_),
-        n(int(l_.extent(1))),
-        w(int(l_.extent(2))),
-        m(int(c_.extent(1))),
-        stride(stride_),
-        nblock(int(slot_.extent(1))),
-        b(w - 1),
-        K((w + 2) / 4 * 4),
-        wrows(compat::imax(w - 1, 8)),
+      : Args(l_, slot_, stride_, c_),
+        K((b + 3) / 4 * 4),
+        wrows(compat::imax(b, 8)),
         ld(ld_),
         nt((m + 7) / 8) {}
 
@@ -101,14 +92,9 @@ struct BandBlocksDmma {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
-    int const blk = team.league_rank();
-    int const p = blk / nblock, s = slot(p, blk % nblock);
+    int const blk = team.league_rank(), p = blk / nblock, s = this->start(team, blk);
+    if (s < 0) return;
     double* C = &c(std::size_t(blk), 0, 0);
-    if (s < 0 || s >= n) {  // not a block: the identity
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m),
-                           [&](int e) { C[e] = (e / m == e % m) ? 1.0 : 0.0; });
-      return;
-    }
     Scratch const sz(team.team_scratch(0), scratch_doubles(b, ld));
     double* const Z = sz.data();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, wrows * ld), [&](int e) { Z[e] = 0.0; });
@@ -127,16 +113,9 @@ struct BandBlocksDmma {
       panel_solve(L, s, r0, started, warp, gid, tig, x);
       team.team_barrier();  // every warp is done reading the rows the panel replaces
       double* const zw = Z + std::size_t(slot_of(r0 + gid)) * ld;
-      KSPECTER_UNROLL
-      for (int o = 0; o < kOwn; ++o) {
-        int const j = warp + W * o;
-        if (j >= started) continue;
-        KSPECTER_UNROLL
-        for (int h = 0; h < 2; ++h) {
-          int const q = 8 * j + 2 * tig + h;
-          if (q < m) zw[q] = x[o][h];
-        }
-      }
+      each_owned(started, warp, tig, [&](int o, int h, int q) {
+        if (q < m) zw[q] = x[o][h];
+      });
       team.team_barrier();
       panel_gram(Z, r0, started, warp, gid, tig, g);
     }
@@ -163,6 +142,18 @@ struct BandBlocksDmma {
     if ((a + 1) * (a + 2) / 2 <= t) ++a;
     cc = t - a * (a + 1) / 2;
     return true;
+  }
+
+  // f(o, h, q) for the lane's entries of the warp's started tiles: x[o][h] is column q.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void each_owned(int started, int warp, int tig, F const& f) const {
+    KSPECTER_UNROLL
+    for (int o = 0; o < kOwn; ++o) {
+      int const j = warp + W * o;
+      if (j >= started) continue;
+      KSPECTER_UNROLL
+      for (int h = 0; h < 2; ++h) f(o, h, 8 * j + 2 * tig + h);
+    }
   }
 
   // The window slot of row r (r mod wrows; a row above 0 gets a slot too, never read).
@@ -218,15 +209,12 @@ struct BandBlocksDmma {
       lr[i] = (i < gid && r < n && cl >= 0) ? L[std::size_t(r) * w + cl] : 0.0;
     }
     double const inv = r < n ? 1.0 / L[std::size_t(r) * w + b] : 0.0;
+    each_owned(started, warp, tig, [&](int o, int h, int q) {
+      x[o][h] = ((q < m && r == s + stride * q) ? 1.0 : 0.0) - x[o][h];
+    });
     KSPECTER_UNROLL
     for (int o = 0; o < kOwn; ++o) {
-      int const j = warp + W * o;
-      if (j >= started) continue;
-      KSPECTER_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        int const q = 8 * j + 2 * tig + h;
-        x[o][h] = ((q < m && r == s + stride * q) ? 1.0 : 0.0) - x[o][h];
-      }
+      if (warp + W * o >= started) continue;
       KSPECTER_UNROLL
       for (int i = 0; i < 8; ++i) {
         KSPECTER_UNROLL
@@ -270,10 +258,10 @@ inline int band_dmma_stride(int m, int b, std::size_t bytes) {
 /// Runs the DMMA kernel over `league` blocks when it fits (the block in its register tiles,
 /// the window in level-0 scratch, a team of Tune::dmma_warps warps) and returns whether it ran.
 template <class Tune, class ExecSpace>
-bool band_blocks_dmma(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
-                      Kokkos::View<const int**, Kokkos::LayoutRight,
-                                   typename ExecSpace::memory_space> const& slot,
-                      int stride, MatrixBatch<typename ExecSpace::memory_space> c, int league) {
+bool band_blocks_dmma(
+    ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
+    Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& slot,
+    int stride, MatrixBatch<typename ExecSpace::memory_space> c, int league) {
   using F = BandBlocksDmma<Tune, ExecSpace>;
   using Policy = typename F::Policy;
   int const b = int(l.extent(2)) - 1, m = int(c.extent(1));

@@ -15,6 +15,41 @@
 
 namespace kspecter::solve::detail {
 
+/// What every GPU shape of band_strided_inverse_blocks reads: the factors L, the blocks' first
+/// indices (slot, -1: none), their stride and the output C, with their sizes; b = w - 1 is the
+/// half-bandwidth.
+template <class MemorySpace>
+struct BandBlocksArgs {
+  BandBatch<MemorySpace> l;
+  Kokkos::View<const int**, Kokkos::LayoutRight, MemorySpace> slot;
+  MatrixBatch<MemorySpace> c;
+  int n, w, m, stride, nblock, b;
+
+  BandBlocksArgs(BandBatch<MemorySpace> l_,
+                 Kokkos::View<const int**, Kokkos::LayoutRight, MemorySpace> slot_, int stride_,
+                 MatrixBatch<MemorySpace> c_)
+      : l(l_),
+        slot(slot_),
+        c(c_),
+        n(int(l_.extent(1))),
+        w(int(l_.extent(2))),
+        m(int(c_.extent(1))),
+        stride(stride_),
+        nblock(int(slot_.extent(1))),
+        b(w - 1) {}
+
+  /// The first index of block blk, or -1 when it is none (the team then writes its C = I).
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION int start(Member const& team, int blk) const {
+    int const s = slot(blk / nblock, blk % nblock);
+    if (s >= 0 && s < n) return s;
+    double* C = &c(std::size_t(blk), 0, 0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m),
+                         [&](int e) { C[e] = (e / m == e % m) ? 1.0 : 0.0; });
+    return -1;
+  }
+};
+
 /// Two doubles loaded or stored as one 16-byte access (LDS.128 on a GPU).
 struct alignas(16) DoublePair {
   double x, y;
@@ -37,7 +72,7 @@ struct alignas(16) DoublePair {
 // 40,704 bytes for m = 74, b = 65 and G = 4, within the 40 KiB of level-0 scratch that Kokkos
 // 3.4 gives a CUDA team (a wider band goes to level 1).
 template <class Tune, class ExecSpace>
-struct BandBlocksGrouped {
+struct BandBlocksGrouped : BandBlocksArgs<typename ExecSpace::memory_space> {
   static constexpr int G = Tune::rows;  // rows of Z a group (even: 16-byte pairs of L)
   static_assert(G % 2 == 0, "BandTuning::rows must be even");
   static constexpr int kTiles = Tune::tiles;  // 2 x 2 tiles of C a thread at most
@@ -50,29 +85,16 @@ struct BandBlocksGrouped {
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  BandBatch<mem> l;
-  Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot;
-  MatrixBatch<mem> c;
-  int n, w, m, stride, nblock;
-  int b;      // half-bandwidth, w - 1
+  using Args = BandBlocksArgs<mem>;
+  using Args::b, Args::c, Args::l, Args::m, Args::n, Args::nblock, Args::slot, Args::stride,
+      Args::w;
   int ld;     // window row stride: m rounded up to even
   int wrows;  // window rows: max(b, G)
   int level;  // scratch level
 
   BandBlocksGrouped(BandBatch<mem> l_, Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot_,
                     int stride_, MatrixBatch<mem> c_)
-      : l(l_),
-        slot(slot_),
-        c(c_),
-        n(int(l_.extent(1))),
-        w(int(l_.extent(2))),
-        m(int(c_.extent(1))),
-        stride(stride_),
-        nblock(int(slot_.extent(1))),
-        b(w - 1),
-        ld((m + 1) / 2 * 2),
-        wrows(compat::imax(w - 1, G)),
-        level(0) {}
+      : Args(l_, slot_, stride_, c_), ld((m + 1) / 2 * 2), wrows(compat::imax(b, G)), level(0) {}
 
   /// Tiles of C's lower triangle (of the pairs of columns).
   KOKKOS_INLINE_FUNCTION int tile_count() const {
@@ -85,14 +107,9 @@ struct BandBlocksGrouped {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
-    int const blk = team.league_rank();
-    int const p = blk / nblock, s = slot(p, blk % nblock);
+    int const blk = team.league_rank(), p = blk / nblock, s = this->start(team, blk);
+    if (s < 0) return;
     double* C = &c(std::size_t(blk), 0, 0);
-    if (s < 0 || s >= n) {  // not a block: the identity
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m),
-                           [&](int e) { C[e] = (e / m == e % m) ? 1.0 : 0.0; });
-      return;
-    }
     Scratch const sz(team.team_scratch(level), scratch_doubles());
     double* const Z = sz.data() + (reinterpret_cast<std::uintptr_t>(sz.data()) % 16 == 0 ? 0 : 1);
     double* const Lt = Z + std::size_t(wrows) * ld;
