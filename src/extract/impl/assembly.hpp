@@ -9,6 +9,21 @@
 
 namespace kspecter::extract::detail {
 
+/// q = n / d and r = n mod d for 0 <= n < 2^22 and d >= 1, from rd = 1 / d in float and one
+/// correction: a GPU has no integer divider, and a division a pixel loop or a stored pair
+/// costs more instructions than the products it indexes.
+KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r) {
+  q = int((float(n) + 0.5f) * rd);
+  r = n - q * d;
+  if (r < 0) {
+    --q;
+    r += d;
+  } else if (r >= d) {
+    ++q;
+    r -= d;
+  }
+}
+
 // iCov = A^T W A, y = A^T W p, fluxweight = A^T W 1, straight from the spots: entry (i, j)
 // is the weighted overlap of spots i and j inside the window and the CCD. One team per
 // (patch, fiber slot k1) owns the rows of fiber k1: it zeroes their lower triangle and fills
@@ -43,9 +58,36 @@ struct AssembleICov {
       icov(p, i, j) = v;
       return;
     }
-    int const vi = (i % m) * nslots + i / m, vj = (j % m) * nslots + j / m;
+    float const rm = 1.0f / float(m);
+    int qi, ri, qj, rj;
+    small_divmod(i, m, rm, qi, ri);
+    small_divmod(j, m, rm, qj, rj);
+    int const vi = ri * nslots + qi, vj = rj * nslots + qj;
     int const hi = vi > vj ? vi : vj, d = vi > vj ? vi - vj : vj - vi;
     band(p, hi, int(band.extent(2)) - 1 - d) = v;
+  }
+
+  // f(r, c) for lane l's pixels of rows [r0, r1) x columns [c0, c1) in row-major order:
+  // pixels l, l + V, l + 2 V, ..., stepped without a division.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void each_pixel(int l, int r0, int r1, int c0, int c1, F&& f) {
+    int const C = c1 - c0, npx = (r1 - r0) * C;
+    if (C <= 0 || r1 <= r0 || npx <= l) return;
+    float const rc = 1.0f / float(C);
+    int dr, dc, r, c;
+    small_divmod(V, C, rc, dr, dc);
+    small_divmod(l, C, rc, r, c);
+    r += r0;
+    c += c0;
+    for (int k = l; k < npx; k += V) {
+      f(r, c);
+      r += dr;
+      c += dc;
+      if (c >= c1) {
+        c -= C;
+        ++r;
+      }
+    }
   }
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
@@ -63,20 +105,12 @@ struct AssembleICov {
     } else {
       // The lanes take the overlap's pixels in row-major order, lane l pixels l, l + V, ...
       // (every lane busy whatever the overlap's width), each in a fixed order.
-      int const C = c1 - c0, npx = (r1 - r0) * C, dr = V / C, dc = V % C;
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(t, V),
           [&](int l, double& acc) {
-            int r = r0 + l / C, c = c0 + l % C;
-            for (int k = l; k < npx; k += V) {
+            each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
               acc += a[(r - ya) * snx + c - xa] * b[(r - yb) * snx + c - xb] * w(r, c);
-              r += dr;
-              c += dc;
-              if (c >= c1) {
-                c -= C;
-                ++r;
-              }
-            }
+            });
           },
           dot);
     }
@@ -192,20 +226,18 @@ struct AssembleICov {
                 Kokkos::parallel_reduce(
                     Kokkos::ThreadVectorRange(t, V),
                     [&](int l, double& acc) {
-                      for (int k = l; k < (r1 - r0) * (c1 - c0); k += V) {
-                        int const r = r0 + k / (c1 - c0), c = c0 + k % (c1 - c0);
+                      each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
                         acc += a[(r - ya) * snx + c - xa] * w(r, c);
-                      }
+                      });
                     },
                     sw);
                 Kokkos::parallel_reduce(
                     Kokkos::ThreadVectorRange(t, V),
                     [&](int l, double& acc) {
-                      for (int k = l; k < (r1 - r0) * (c1 - c0); k += V) {
-                        int const r = r0 + k / (c1 - c0), c = c0 + k % (c1 - c0);
+                      each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
                         double const wv = w(r, c);
                         if (wv > 0) acc += a[(r - ya) * snx + c - xa] * wv * image(r, c);
-                      }
+                      });
                     },
                     sy);
               }
