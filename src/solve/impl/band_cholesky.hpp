@@ -90,8 +90,12 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     });
     team.team_barrier();
     int fail = 0;
-    for (int k = 0; k < n; ++k) {
-      double* rk = win + (k % w) * w;
+    // Row k + 1 + ii is in slot ks + 1 + ii, wrapped once (ii < b < w): no division a row.
+    auto const slot_below = [w](int ks, int ii) {
+      return ks + 1 + ii < w ? ks + 1 + ii : ks + 1 + ii - w;
+    };
+    for (int k = 0, ks = 0; k < n; ++k, ks = ks + 1 < w ? ks + 1 : 0) {
+      double* rk = win + ks * w;
       double const d = rk[b];
       if (!(d > 0.0 && compat::isfinite(d))) {
         fail = k + 1;
@@ -103,7 +107,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       // 1. column k of L, rows k + 1 .. k + h (zero where the row starts right of k).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
         int const i = k + 1 + ii;
-        double* ri = win + (i % w) * w;
+        double* ri = win + slot_below(ks, ii) * w;
         double const v = first[i] <= k ? ri[k - i + b] * inv : 0.0;
         ri[k - i + b] = v;
         col[ii] = v;
@@ -125,7 +129,8 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
             double const li = col[ii];
             if (li == 0.0) continue;  // outside the envelope: nothing to subtract
             int const i = k + 1 + ii;
-            update_row(win + (i % w) * w + (k + 1 - i + b), col, li, ii + 1);  // from (i, k + 1)
+            update_row(win + slot_below(ks, ii) * w + (k + 1 - i + b), col, li,
+                       ii + 1);  // (i, k + 1)
           }
         });
       } else {
@@ -134,7 +139,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
             double const li = col[ii];
             if (li == 0.0) continue;
             int const i = k + 1 + ii;
-            double* ri = win + (i % w) * w + (k + 1 - i + b);  // entry (i, k + 1)
+            double* ri = win + slot_below(ks, ii) * w + (k + 1 - i + b);  // entry (i, k + 1)
             for (int jj = 0; jj <= ii; ++jj) ri[jj] -= li * col[jj];
           }
         });
