@@ -159,7 +159,8 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
   // The window slot of row r (r mod wrows; a row above 0 gets a slot too, never read).
   KOKKOS_INLINE_FUNCTION int slot_of(int r) const { return ((r % wrows) + wrows) % wrows; }
 
-  // Step 1: x = -L(R, [r0 - K, r0)) Z([r0 - K, r0), tile) for the warp's started tiles.
+  // Step 1: x = L(R, [r0 - K, r0)) Z([r0 - K, r0), tile) for the warp's started tiles (step 2
+  // takes it from E).
   KOKKOS_INLINE_FUNCTION void panel_product(double const* L, double const* Z, int s, int r0,
                                             int started, int warp, int gid, int tig,
                                             double (&x)[kOwn][2]) const {
