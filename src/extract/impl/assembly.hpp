@@ -10,8 +10,8 @@
 namespace kspecter::extract::detail {
 
 /// q = n / d and r = n mod d for 0 <= n < 2^22 and d >= 1, from rd = 1 / d in float and one
-/// correction: a GPU has no integer divider, and a division a pixel loop or a stored pair
-/// costs more instructions than the products it indexes.
+/// correction: a GPU has no integer divider, and a division a pixel loop costs more
+/// instructions than the products it indexes.
 KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r) {
   q = int((float(n) + 0.5f) * rd);
   r = n - q * d;
@@ -31,7 +31,9 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // triangle is written: the solves read nothing else, and each row is written by one thread,
 // contiguously (no memset of the whole matrix, no transposed stores). On the band path
 // (band.data() set, band_solve.hpp) each pair goes to the band in wavelength-major order
-// instead, still once; the band was zeroed before (its rows mix the teams' fibers).
+// instead, still once; the band was zeroed before (its rows mix the teams' fibers). On a GPU
+// a thread takes a row (spot a) and V lanes share each overlap's pixels; the lanes' shares
+// wait in a PairBuffer and are summed kPairs pairs at a time (flush()).
 template <class ExecSpace>
 struct AssembleICov {
   using T = Types<ExecSpace>;
@@ -47,24 +49,21 @@ struct AssembleICov {
   solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
   static constexpr int V = T::Tune::assembly_vector;        // vector lanes per thread
 
-  /// Team scratch: each fiber slot's range of spot columns over the patch's bins.
+  /// Team scratch: each fiber slot's range of spot columns over the patch's bins and, on a GPU,
+  /// each thread's PairBuffer.
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots) {
-    return 2 * sizeof(int) * std::size_t(nslots);
+    std::size_t const pairs = T::Tune::host_loops ? 0 : T::Tune::team * pair_buffer_bytes();
+    return pairs + 2 * sizeof(int) * std::size_t(nslots);
   }
 
-  // Entry (i, j), i >= j, of patch p's iCov (fiber-major unknowns u = slot * m + bin).
-  KOKKOS_INLINE_FUNCTION void store(int p, int i, int j, double v) const {
-    if (band.data() == nullptr) {
-      icov(p, i, j) = v;
-      return;
-    }
-    float const rm = 1.0f / float(m);
-    int qi, ri, qj, rj;
-    small_divmod(i, m, rm, qi, ri);
-    small_divmod(j, m, rm, qj, rj);
-    int const vi = ri * nslots + qi, vj = rj * nslots + qj;
+  // Entry (fiber slot k1, bin w1; slot k2, bin w2) of patch p's iCov, on or below the diagonal:
+  // the dense matrix's (fiber-major unknowns u = slot * m + bin) or the band's (wavelength-major
+  // unknowns v = bin * nslots + slot).
+  KOKKOS_INLINE_FUNCTION double* entry(int p, int k1, int w1, int k2, int w2) const {
+    if (band.data() == nullptr) return &icov(p, k1 * m + w1, k2 * m + w2);
+    int const vi = w1 * nslots + k1, vj = w2 * nslots + k2;
     int const hi = vi > vj ? vi : vj, d = vi > vj ? vi - vj : vj - vi;
-    band(p, hi, int(band.extent(2)) - 1 - d) = v;
+    return &band(p, hi, int(band.extent(2)) - 1 - d);
   }
 
   // f(r, c) for lane l's pixels of rows [r0, r1) x columns [c0, c1) in row-major order:
@@ -91,38 +90,83 @@ struct AssembleICov {
   }
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
-  // [c0, c1) (already clipped to both spots, the window and the CCD).
-  KOKKOS_INLINE_FUNCTION double overlap(Member const& t, double const* a, int xa, int ya,
-                                        double const* b, int xb, int yb, int r0, int r1, int c0,
-                                        int c1) const {
+  // [c0, c1) (already clipped to both spots, the window and the CCD), in row-major order.
+  KOKKOS_INLINE_FUNCTION double overlap(double const* a, int xa, int ya, double const* b, int xb,
+                                        int yb, int r0, int r1, int c0, int c1) const {
     double dot = 0;
-    if constexpr (T::Tune::host_loops) {
-      for (int r = r0; r < r1; ++r) {
-        double const* ar = a + (r - ya) * snx - xa;
-        double const* br = b + (r - yb) * snx - xb;
-        for (int c = c0; c < c1; ++c) dot += ar[c] * br[c] * w(r, c);
-      }
-    } else {
-      // The lanes take the overlap's pixels in row-major order, lane l pixels l, l + V, ...
-      // (every lane busy whatever the overlap's width), each in a fixed order.
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(t, V),
-          [&](int l, double& acc) {
-            each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
-              acc += a[(r - ya) * snx + c - xa] * b[(r - yb) * snx + c - xb] * w(r, c);
-            });
-          },
-          dot);
+    for (int r = r0; r < r1; ++r) {
+      double const* ar = a + (r - ya) * snx - xa;
+      double const* br = b + (r - yb) * snx - xb;
+      for (int c = c0; c < c1; ++c) dot += ar[c] * br[c] * w(r, c);
     }
     return dot;
+  }
+
+  // Lane l's share of the same overlap on a GPU: pixels l, l + V, l + 2 V, ... in row-major
+  // order (every lane busy whatever the overlap's width), walked by pointer steps: a step of
+  // V pixels is dr rows and dc columns, one row more where the column wraps.
+  KOKKOS_INLINE_FUNCTION double lane_overlap(int l, double const* a, int xa, int ya,
+                                             double const* b, int xb, int yb, int r0, int r1,
+                                             int c0, int c1) const {
+    int const C = c1 - c0, npx = (r1 - r0) * C;
+    double acc = 0;
+    if (npx <= l) return acc;
+    float const rc = 1.0f / float(C);
+    int dr, dc, r, c;
+    small_divmod(V, C, rc, dr, dc);
+    small_divmod(l, C, rc, r, c);
+    r += r0;
+    c += c0;
+    int const ws = int(w.w.stride(0));
+    double const* pa = a + (r - ya) * snx + (c - xa);
+    double const* pw = &w.w(r, c - w.x0);
+    long const ab = (b - a) + long(ya - yb) * snx + (xa - xb);  // b's pixel from a's
+    int const sa = dr * snx + dc, sw = dr * ws + dc, wa = snx - C, ww = ws - C;
+    for (int k = l; k < npx; k += V) {
+      acc += pa[0] * pa[ab] * pw[0];
+      c += dc;
+      pa += sa;
+      pw += sw;
+      if (c >= c1) {
+        c -= C;
+        pa += wa;
+        pw += ww;
+      }
+    }
+    return acc;
+  }
+
+  /// GPU scratch of a thread: the lanes' shares of up to kPairs overlaps and where each goes.
+  static constexpr int kPairs = 16;
+  static constexpr int kPartStride = V + 1;  // a pair's V shares; odd: lanes read across pairs
+  struct PairBuffer {
+    double* part;  // [kPairs][kPartStride]
+    double** at;   // [kPairs]
+    int n = 0;
+  };
+  KOKKOS_INLINE_FUNCTION static std::size_t pair_buffer_bytes() {
+    return kPairs * (kPartStride * sizeof(double) + sizeof(double*));
+  }
+
+  // Pair q's entry = its shares summed in lane order, lane q taking pair q: one pass a
+  // kPairs pairs, where a reduction a pair cost more instructions than its products.
+  KOKKOS_INLINE_FUNCTION static void flush(Member const& t, PairBuffer& pb) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, pb.n), [&](int q) {
+      double const* s = pb.part + q * kPartStride;
+      double v = 0;
+      for (int l = 0; l < V; ++l) v += s[l];
+      *pb.at[q] = v;
+    });
+    pb.n = 0;
   }
 
   // GPU: a team per (patch, slot), the band zeroed before the launch. Host: a thread per
   // patch, which zeroes the patch's band and then assembles its slots in turn, so the band is
   // written while it is in the thread's cache instead of in a pass of its own.
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
-    int* const xr = static_cast<int*>(t.team_shmem().get_shmem(scratch_bytes(nslots)));
+    char* const shmem = static_cast<char*>(t.team_shmem().get_shmem(scratch_bytes(nslots)));
     if constexpr (T::Tune::host_loops) {
+      int* const xr = reinterpret_cast<int*>(shmem);
       int const p = t.league_rank();
       if (band.data() != nullptr) {
         double* const bp = &band(p, 0, 0);
@@ -130,12 +174,16 @@ struct AssembleICov {
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
       }
       column_ranges(t, p, nslots - 1, xr);
-      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, macs);
+      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, nullptr, macs);
     } else {
+      int* const xr = reinterpret_cast<int*>(shmem + t.team_size() * pair_buffer_bytes());
+      char* const mine = shmem + t.team_rank() * pair_buffer_bytes();
+      PairBuffer pb{reinterpret_cast<double*>(mine),
+                    reinterpret_cast<double**>(mine + kPairs * kPartStride * sizeof(double))};
       int const p = t.league_rank() / nslots, k1 = t.league_rank() % nslots;
       column_ranges(t, p, k1, xr);
       t.team_barrier();
-      slot(t, p, k1, xr, macs);
+      slot(t, p, k1, xr, &pb, macs);
     }
   }
 
@@ -167,7 +215,8 @@ struct AssembleICov {
     });
   }
 
-  KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, int const* xr,
+  // pb: the thread's PairBuffer on a GPU (null on the host, which stores each pair at once).
+  KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, int const* xr, PairBuffer* pb,
                                    long long& macs) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
@@ -177,7 +226,7 @@ struct AssembleICov {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
                                [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
         else
-          Kokkos::single(Kokkos::PerThread(t), [&]() { store(p, i, i, 1.0); });
+          Kokkos::single(Kokkos::PerThread(t), [&]() { *entry(p, k1, w1, k1, w1) = 1.0; });
         Kokkos::single(Kokkos::PerThread(t), [&]() {
           rhs(p, i) = 0.0;
           fw(p, i) = 0.0;
@@ -298,14 +347,24 @@ struct AssembleICov {
               int const c0 = imax(imax(xa, xb), 0), c1 = imin(imin(xa, xb) + snx, npix_x);
               if (r1 <= r0 || c1 <= c0) continue;
               double const* b = &spots(f2, w0 + w2, 0, 0);
-              double const v = overlap(t, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
-              int const j = k2 * m + w2;
-              Kokkos::single(Kokkos::PerThread(t), [&]() { store(p, i, j, v); });
+              if constexpr (T::Tune::host_loops) {
+                *entry(p, k1, w1, k2, w2) = overlap(a, xa, ya, b, xb, yb, r0, r1, c0, c1);
+              } else {
+                // The lanes' shares go to the buffer; Kokkos ends a vector loop with a sync of
+                // the thread's lanes, so flush() reads them all.
+                Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, V), [&](int l) {
+                  pb->part[pb->n * kPartStride + l] =
+                      lane_overlap(l, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
+                  if (l == 0) pb->at[pb->n] = entry(p, k1, w1, k2, w2);
+                });
+                if (++pb->n == kPairs) flush(t, *pb);
+              }
               cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
             }
           }
         },
         team_macs);
+    if constexpr (!T::Tune::host_loops) flush(t, *pb);
     if (t.team_rank() == 0) macs += team_macs;  // all lanes of thread 0 (CUDA convention)
   }
 };
