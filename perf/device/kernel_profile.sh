@@ -26,7 +26,9 @@ if [ -n "$NCU" ]; then
   grep -E "Warp Cycles Per Issued|Issued Warp Per|Achieved Active Warps|Stall|L1/TEX Hit|L2 Hit|Executed Ipc|Branch|Uncoalesced|Theoretical Occ" \
     "$out/ncu_details.txt" | head -n 40
   sed -n '/Source Counters/,/^ *$/p' "$out/ncu_details.txt" | head -n 60
-  "$NCU" -i /tmp/ncu_k.ncu-rep --page source --csv --print-source cuda > "$out/ncu_source.csv" 2>/dev/null
+  "$NCU" -i /tmp/ncu_k.ncu-rep --page source --csv --print-source sass > "$out/ncu_source.csv" 2>/dev/null
+  "$NCU" -i /tmp/ncu_k.ncu-rep --page source --csv --print-source cuda,sass \
+    > "$out/ncu_source_cuda_sass.csv" 2>/dev/null || true
   python3 - "$out/ncu_source.csv" <<'PY' || true
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], errors="replace")))
@@ -39,6 +41,14 @@ if hdr is not None:
     print("top source lines by warp stall samples:")
     for r in sorted(body, key=lambda r: -float(r[k]))[:25]:
         print(f"{100 * float(r[k]) / tot:5.1f}%  {r[0][:6]} {r[1].strip()[:110]}")
+    # The same lines by warp instructions executed: where the issue slots go.
+    e = next((i for i, c in enumerate(h) if c.strip() == "Instructions Executed"), None)
+    if e is not None:
+        num = lambda r: float(r[e]) if len(r) > e and r[e].replace(".", "").isdigit() else 0.0
+        tot = sum(num(r) for r in rows[hdr + 1:]) or 1
+        print(f"top source lines by warp instructions executed (of {tot:.3g}):")
+        for r in sorted(rows[hdr + 1:], key=lambda r: -num(r))[:30]:
+            print(f"{100 * num(r) / tot:5.1f}%  {r[0][:6]} {r[1].strip()[:110]}")
 PY
 fi
 note "bench_extract --kernels"

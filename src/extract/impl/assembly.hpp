@@ -143,14 +143,25 @@ struct AssembleICov {
     double* part;  // [kPairs][kPartStride]
     double** at;   // [kPairs]
     int n = 0;
+    int lane = 0;  // this lane's index among the thread's V
   };
   KOKKOS_INLINE_FUNCTION static std::size_t pair_buffer_bytes() {
     return kPairs * (kPartStride * sizeof(double) + sizeof(double*));
   }
 
+  // This lane's share v of the sum that goes to *at.
+  KOKKOS_INLINE_FUNCTION static void push(Member const& t, PairBuffer& pb, double v, double* at) {
+    pb.part[pb.n * kPartStride + pb.lane] = v;
+    if (pb.lane == 0) pb.at[pb.n] = at;
+    if (++pb.n == kPairs) flush(t, pb);
+  }
+
   // Pair q's entry = its shares summed in lane order, lane q taking pair q: one pass a
-  // kPairs pairs, where a reduction a pair cost more instructions than its products.
+  // kPairs pairs, where a reduction a pair cost more instructions than its products. Kokkos
+  // ends a vector loop with a sync of the thread's lanes: the empty loop makes every lane's
+  // shares visible before they are read, the summing loop keeps them until they are.
   KOKKOS_INLINE_FUNCTION static void flush(Member const& t, PairBuffer& pb) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 1), [](int) {});
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, pb.n), [&](int q) {
       double const* s = pb.part + q * kPartStride;
       double v = 0;
@@ -180,7 +191,10 @@ struct AssembleICov {
       char* const mine = shmem + t.team_rank() * pair_buffer_bytes();
       PairBuffer pb{reinterpret_cast<double*>(mine),
                     reinterpret_cast<double**>(mine + kPairs * kPartStride * sizeof(double))};
-      int const p = t.league_rank() / nslots, k1 = t.league_rank() % nslots;
+      // The lanes run the pair loop together, each on its own share of the pixels (the
+      // vector loops a pair cost more instructions than the pair's products).
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, V), [&](int l) { pb.lane = l; });
+      int const p = t.league_rank() / nslots, k1 = t.league_rank() - p * nslots;
       column_ranges(t, p, k1, xr);
       t.team_barrier();
       slot(t, p, k1, xr, &pb, macs);
@@ -260,47 +274,38 @@ struct AssembleICov {
             int const r0 = imax(ya, ylo), r1 = imin(ya + sny, yhi);
             int const c0 = imax(xa, 0), c1 = imin(xa + snx, npix_x);
             double sy = 0, sw = 0;
-            if (r1 > r0 && c1 > c0) {
-              if constexpr (T::Tune::host_loops) {
-                for (int r = r0; r < r1; ++r) {
-                  double const* ar = a + (r - ya) * snx - xa;
-                  for (int c = c0; c < c1; ++c) {
-                    double const wv = w(r, c);
-                    double const aw = ar[c] * wv;
-                    sw += aw;
-                    if (wv > 0) sy += aw * image(r, c);
-                  }
+            if constexpr (T::Tune::host_loops) {
+              for (int r = r0; r < r1; ++r) {
+                double const* ar = a + (r - ya) * snx - xa;
+                for (int c = c0; c < c1; ++c) {
+                  double const wv = w(r, c);
+                  double const aw = ar[c] * wv;
+                  sw += aw;
+                  if (wv > 0) sy += aw * image(r, c);
                 }
-              } else {
-                Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(t, V),
-                    [&](int l, double& acc) {
-                      each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
-                        acc += a[(r - ya) * snx + c - xa] * w(r, c);
-                      });
-                    },
-                    sw);
-                Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(t, V),
-                    [&](int l, double& acc) {
-                      each_pixel(l, r0, r1, c0, c1, [&](int r, int c) {
-                        double const wv = w(r, c);
-                        if (wv > 0) acc += a[(r - ya) * snx + c - xa] * wv * image(r, c);
-                      });
-                    },
-                    sy);
               }
-              cnt += 2LL * (r1 - r0) * (c1 - c0);  // every lane: team reductions need equal lanes
-            }
-            Kokkos::single(Kokkos::PerThread(t), [&]() {
               rhs(p, i) = sy;
               fw(p, i) = sw;
-            });
+            } else {  // the lane's shares, summed with the pairs'
+              each_pixel(pb->lane, r0, r1, c0, c1, [&](int r, int c) {
+                double const wv = w(r, c);
+                double const aw = a[(r - ya) * snx + c - xa] * wv;
+                sw += aw;
+                if (wv > 0) sy += aw * image(r, c);
+              });
+              push(t, *pb, sw, &fw(p, i));
+              push(t, *pb, sy, &rhs(p, i));
+            }
+            if (r1 > r0 && c1 > c0) cnt += 2LL * (r1 - r0) * (c1 - c0);
           }
           // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1).
           for (int k2 = 0; k2 <= k1; ++k2) {
             if (xr[2 * k2] >= xa + snx || xr[2 * k2 + 1] + snx <= xa) continue;  // never meet
             int const f2 = fib0 + k2;
+            // Fiber f2's corners and spots from the patch's first bin on.
+            int const *xc2 = &xc(f2, w0), *yc2 = &yc(f2, w0);
+            double const* b0 = &spots(f2, w0, 0, 0);
+            long const bstride = long(spots.stride(1));
             int const we = (k2 == k1) ? w1 + 1 : m;  // candidate bins [0, we)
             // Range [lo, hi] of bins whose spot box can meet spot a's box: bins with
             // ya - sny < yc < ya + sny. A binary search when yc grows with the bin (any real
@@ -310,7 +315,7 @@ struct AssembleICov {
               int a0 = 0, a1 = we;  // first bin with yc > ya - sny
               while (a0 < a1) {
                 int const mid = (a0 + a1) / 2;
-                if (yc(f2, w0 + mid) > ya - sny)
+                if (yc2[mid] > ya - sny)
                   a1 = mid;
                 else
                   a0 = mid + 1;
@@ -319,7 +324,7 @@ struct AssembleICov {
               int b0 = lo, b1 = we;  // first bin with yc >= ya + sny
               while (b0 < b1) {
                 int const mid = (b0 + b1) / 2;
-                if (yc(f2, w0 + mid) >= ya + sny)
+                if (yc2[mid] >= ya + sny)
                   b1 = mid;
                 else
                   b0 = mid + 1;
@@ -329,35 +334,29 @@ struct AssembleICov {
               Kokkos::parallel_reduce(
                   Kokkos::ThreadVectorRange(t, we),
                   [&](int w2, int& v) {
-                    int const dy = yc(f2, w0 + w2) - ya;
+                    int const dy = yc2[w2] - ya;
                     if (dy < sny && -dy < sny && w2 < v) v = w2;
                   },
                   Kokkos::Min<int>(lo));
               Kokkos::parallel_reduce(
                   Kokkos::ThreadVectorRange(t, we),
                   [&](int w2, int& v) {
-                    int const dy = yc(f2, w0 + w2) - ya;
+                    int const dy = yc2[w2] - ya;
                     if (dy < sny && -dy < sny && w2 > v) v = w2;
                   },
                   Kokkos::Max<int>(hi));
             }
             for (int w2 = lo; w2 <= hi; ++w2) {
-              int const xb = xc(f2, w0 + w2), yb = yc(f2, w0 + w2);
+              int const xb = xc2[w2], yb = yc2[w2];
               int const r0 = imax(imax(ya, yb), ylo), r1 = imin(imin(ya, yb) + sny, yhi);
               int const c0 = imax(imax(xa, xb), 0), c1 = imin(imin(xa, xb) + snx, npix_x);
               if (r1 <= r0 || c1 <= c0) continue;
-              double const* b = &spots(f2, w0 + w2, 0, 0);
+              double const* b = b0 + w2 * bstride;
               if constexpr (T::Tune::host_loops) {
                 *entry(p, k1, w1, k2, w2) = overlap(a, xa, ya, b, xb, yb, r0, r1, c0, c1);
               } else {
-                // The lanes' shares go to the buffer; Kokkos ends a vector loop with a sync of
-                // the thread's lanes, so flush() reads them all.
-                Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, V), [&](int l) {
-                  pb->part[pb->n * kPartStride + l] =
-                      lane_overlap(l, a, xa, ya, b, xb, yb, r0, r1, c0, c1);
-                  if (l == 0) pb->at[pb->n] = entry(p, k1, w1, k2, w2);
-                });
-                if (++pb->n == kPairs) flush(t, *pb);
+                push(t, *pb, lane_overlap(pb->lane, a, xa, ya, b, xb, yb, r0, r1, c0, c1),
+                     entry(p, k1, w1, k2, w2));
               }
               cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
             }
