@@ -41,14 +41,28 @@ if hdr is not None:
     print("top source lines by warp stall samples:")
     for r in sorted(body, key=lambda r: -float(r[k]))[:25]:
         print(f"{100 * float(r[k]) / tot:5.1f}%  {r[0][:6]} {r[1].strip()[:110]}")
-    # The same lines by warp instructions executed: where the issue slots go.
-    e = next((i for i, c in enumerate(h) if c.strip() == "Instructions Executed"), None)
-    if e is not None:
-        num = lambda r: float(r[e]) if len(r) > e and r[e].replace(".", "").isdigit() else 0.0
-        tot = sum(num(r) for r in rows[hdr + 1:]) or 1
-        print(f"top source lines by warp instructions executed (of {tot:.3g}):")
-        for r in sorted(rows[hdr + 1:], key=lambda r: -num(r))[:30]:
-            print(f"{100 * num(r) / tot:5.1f}%  {r[0][:6]} {r[1].strip()[:110]}")
+PY
+  python3 - "$out/ncu_source_cuda_sass.csv" <<'PY' || true
+# The CUDA source lines by warp instructions executed: where the issue slots go.
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+agg, f, h = {}, "", None
+for r in rows:
+    if r and r[0] in ("File Path", "File Name"):
+        f = r[1].split("/")[-1]
+    elif r and r[0] == "Line No":
+        h = r
+        ie, st = h.index("Instructions Executed"), h.index("Warp Stall Sampling (All Samples)")
+    elif h and r and r[0].isdigit():
+        try:
+            agg[(f, r[0], r[1].strip()[:90])] = (float(r[ie]), float(r[st]))
+        except ValueError:
+            pass
+ti = sum(v[0] for v in agg.values()) or 1
+ts = sum(v[1] for v in agg.values()) or 1
+print(f"top source lines by warp instructions executed (of {ti:.3g}), with their stall samples:")
+for k, v in sorted(agg.items(), key=lambda kv: -kv[1][0])[:30]:
+    print(f"{100 * v[0] / ti:5.1f}% inst {100 * v[1] / ts:5.1f}% stall  {k[0][:24]}:{k[1]} {k[2]}")
 PY
 fi
 note "bench_extract --kernels"

@@ -2,6 +2,9 @@
 // fluxweight = A^T W 1 of every patch of the batch, then the weak prior on iCov's diagonal.
 #pragma once
 
+#include <cstdlib>
+#include <string>
+
 #include "context.hpp"
 #include "workspace.hpp"
 
@@ -34,7 +37,8 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // instead, still once; the band was zeroed before (its rows mix the teams' fibers). On a GPU
 // a thread takes a row (spot a) and V lanes share each overlap's pixels; the lanes' shares
 // wait in a PairBuffer and are summed kPairs pairs at a time (flush()).
-template <class ExecSpace>
+template <class ExecSpace, int Vec = Tuning<ExecSpace>::assembly_vector,
+          int Team = Tuning<ExecSpace>::assembly_team, int Pairs = 8>
 struct AssembleICov {
   using T = Types<ExecSpace>;
   using Member = typename T::Member;
@@ -46,13 +50,14 @@ struct AssembleICov {
   typename T::Mat icov;
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
+  int scratch_level;  // 0, or 1 where spots too large for level 0 make it
   solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
-  static constexpr int V = T::Tune::assembly_vector;        // vector lanes per thread
+  static constexpr int V = Vec;                             // vector lanes per thread
 
   /// Team scratch: each fiber slot's range of spot columns over the patch's bins and, on a GPU,
   /// each thread's PairBuffer.
-  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots) {
-    std::size_t const pairs = T::Tune::host_loops ? 0 : T::Tune::team * pair_buffer_bytes();
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots, int spot_px) {
+    std::size_t const pairs = T::Tune::host_loops ? 0 : Team * pair_buffer_bytes(spot_px);
     return pairs + 2 * sizeof(int) * std::size_t(nslots);
   }
 
@@ -102,10 +107,11 @@ struct AssembleICov {
     return dot;
   }
 
-  // Lane l's share of the same overlap on a GPU: pixels l, l + V, l + 2 V, ... in row-major
-  // order (every lane busy whatever the overlap's width), walked by pointer steps: a step of
-  // V pixels is dr rows and dc columns, one row more where the column wraps.
-  KOKKOS_INLINE_FUNCTION double lane_overlap(int l, double const* a, int xa, int ya,
+  // Lane l's share of the same overlap on a GPU, from aw = spot a times the weights (in
+  // scratch, a's box) and spot b: pixels l, l + V, l + 2 V, ... in row-major order (every
+  // lane busy whatever the overlap's width), walked by an index into a's box: a step of V
+  // pixels is dr rows and dc columns, one row more where the column wraps.
+  KOKKOS_INLINE_FUNCTION double lane_overlap(int l, double const* aw, int xa, int ya,
                                              double const* b, int xb, int yb, int r0, int r1,
                                              int c0, int c1) const {
     int const C = c1 - c0, npx = (r1 - r0) * C;
@@ -115,38 +121,39 @@ struct AssembleICov {
     int dr, dc, r, c;
     small_divmod(V, C, rc, dr, dc);
     small_divmod(l, C, rc, r, c);
-    r += r0;
-    c += c0;
-    int const ws = int(w.w.stride(0));
-    double const* pa = a + (r - ya) * snx + (c - xa);
-    double const* pw = &w.w(r, c - w.x0);
-    long const ab = (b - a) + long(ya - yb) * snx + (xa - xb);  // b's pixel from a's
-    int const sa = dr * snx + dc, sw = dr * ws + dc, wa = snx - C, ww = ws - C;
+    int i = (r0 - ya + r) * snx + (c0 - xa + c);         // the lane's first pixel in a's box
+    double const* bb = b + (ya - yb) * snx + (xa - xb);  // b's pixels by a's box index
+    int const step = dr * snx + dc, wrap = snx - C;
     for (int k = l; k < npx; k += V) {
-      acc += pa[0] * pa[ab] * pw[0];
+      acc += aw[i] * bb[i];
+      i += step;
       c += dc;
-      pa += sa;
-      pw += sw;
-      if (c >= c1) {
+      if (c >= C) {
         c -= C;
-        pa += wa;
-        pw += ww;
+        i += wrap;
       }
     }
     return acc;
   }
 
-  /// GPU scratch of a thread: the lanes' shares of up to kPairs overlaps and where each goes.
-  static constexpr int kPairs = 16;
+  /// GPU scratch of a thread: the weighted spot of its row, and the lanes' shares of up to
+  /// kPairs sums with where each goes.
+  static constexpr int kPairs = Pairs;
   static constexpr int kPartStride = V + 1;  // a pair's V shares; odd: lanes read across pairs
   struct PairBuffer {
     double* part;  // [kPairs][kPartStride]
+    double* aw;    // [sny][snx]: spot a times the weights, 0 off the window and the CCD
     double** at;   // [kPairs]
     int n = 0;
     int lane = 0;  // this lane's index among the thread's V
   };
-  KOKKOS_INLINE_FUNCTION static std::size_t pair_buffer_bytes() {
-    return kPairs * (kPartStride * sizeof(double) + sizeof(double*));
+  KOKKOS_INLINE_FUNCTION static std::size_t pair_buffer_bytes(int spot_px) {
+    return (kPairs * kPartStride + spot_px) * sizeof(double) + kPairs * sizeof(double*);
+  }
+
+  // Kokkos ends a vector loop with a sync of the thread's lanes (a GPU's), and has no other.
+  KOKKOS_INLINE_FUNCTION static void lane_sync(Member const& t) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 1), [](int) {});
   }
 
   // This lane's share v of the sum that goes to *at.
@@ -157,11 +164,10 @@ struct AssembleICov {
   }
 
   // Pair q's entry = its shares summed in lane order, lane q taking pair q: one pass a
-  // kPairs pairs, where a reduction a pair cost more instructions than its products. Kokkos
-  // ends a vector loop with a sync of the thread's lanes: the empty loop makes every lane's
-  // shares visible before they are read, the summing loop keeps them until they are.
+  // kPairs pairs, where a reduction a pair cost more instructions than its products. The
+  // lanes sync the lanes before the shares are read and after (the summing loop's end).
   KOKKOS_INLINE_FUNCTION static void flush(Member const& t, PairBuffer& pb) {
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 1), [](int) {});
+    lane_sync(t);
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, pb.n), [&](int q) {
       double const* s = pb.part + q * kPartStride;
       double v = 0;
@@ -175,7 +181,8 @@ struct AssembleICov {
   // patch, which zeroes the patch's band and then assembles its slots in turn, so the band is
   // written while it is in the thread's cache instead of in a pass of its own.
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
-    char* const shmem = static_cast<char*>(t.team_shmem().get_shmem(scratch_bytes(nslots)));
+    char* const shmem = static_cast<char*>(
+        t.team_scratch(scratch_level).get_shmem(scratch_bytes(nslots, sny * snx)));
     if constexpr (T::Tune::host_loops) {
       int* const xr = reinterpret_cast<int*>(shmem);
       int const p = t.league_rank();
@@ -187,10 +194,11 @@ struct AssembleICov {
       column_ranges(t, p, nslots - 1, xr);
       for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, nullptr, macs);
     } else {
-      int* const xr = reinterpret_cast<int*>(shmem + t.team_size() * pair_buffer_bytes());
-      char* const mine = shmem + t.team_rank() * pair_buffer_bytes();
-      PairBuffer pb{reinterpret_cast<double*>(mine),
-                    reinterpret_cast<double**>(mine + kPairs * kPartStride * sizeof(double))};
+      std::size_t const per_thread = pair_buffer_bytes(sny * snx);
+      int* const xr = reinterpret_cast<int*>(shmem + t.team_size() * per_thread);
+      double* const mine = reinterpret_cast<double*>(shmem + t.team_rank() * per_thread);
+      PairBuffer pb{mine, mine + kPairs * kPartStride,
+                    reinterpret_cast<double**>(mine + kPairs * kPartStride + sny * snx)};
       // The lanes run the pair loop together, each on its own share of the pixels (the
       // vector loops a pair cost more instructions than the pair's products).
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, V), [&](int l) { pb.lane = l; });
@@ -286,13 +294,20 @@ struct AssembleICov {
               }
               rhs(p, i) = sy;
               fw(p, i) = sw;
-            } else {  // the lane's shares, summed with the pairs'
-              each_pixel(pb->lane, r0, r1, c0, c1, [&](int r, int c) {
-                double const wv = w(r, c);
-                double const aw = a[(r - ya) * snx + c - xa] * wv;
-                sw += aw;
-                if (wv > 0) sy += aw * image(r, c);
+            } else {         // aw over a's whole box for the pairs, and the lane's shares of y, fw
+              lane_sync(t);  // every lane done with the previous row's aw
+              each_pixel(pb->lane, ya, ya + sny, xa, xa + snx, [&](int r, int c) {
+                int const k = (r - ya) * snx + (c - xa);
+                double aw = 0;
+                if (r >= r0 && r < r1 && c >= c0 && c < c1) {
+                  double const wv = w(r, c);
+                  aw = a[k] * wv;
+                  sw += aw;
+                  if (wv > 0) sy += aw * image(r, c);
+                }
+                pb->aw[k] = aw;
               });
+              lane_sync(t);  // this row's aw visible to every lane
               push(t, *pb, sw, &fw(p, i));
               push(t, *pb, sy, &rhs(p, i));
             }
@@ -355,7 +370,7 @@ struct AssembleICov {
               if constexpr (T::Tune::host_loops) {
                 *entry(p, k1, w1, k2, w2) = overlap(a, xa, ya, b, xb, yb, r0, r1, c0, c1);
               } else {
-                push(t, *pb, lane_overlap(pb->lane, a, xa, ya, b, xb, yb, r0, r1, c0, c1),
+                push(t, *pb, lane_overlap(pb->lane, pb->aw, xa, ya, b, xb, yb, r0, r1, c0, c1),
                      entry(p, k1, w1, k2, w2));
               }
               cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
@@ -418,13 +433,42 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   long long macs = 0;
   if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
-  Kokkos::parallel_reduce(
-      "kspecter::extract::assemble_icov",
-      Policy(fc.space, league, T::Tune::team, T::Tune::assembly_vector)
-          .set_scratch_size(0, Kokkos::PerTeam(AssembleICov<ExecSpace>::scratch_bytes(s.nslots))),
-      AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov,
-                              b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, b.band},
-      macs);
+  auto run = [&](auto f, int team, int vec) {
+    using F = decltype(f);
+    std::size_t const bytes = F::scratch_bytes(s.nslots, s.sny * s.snx);
+    int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+    f.scratch_level = level;
+    Kokkos::parallel_reduce(
+        "kspecter::extract::assemble_icov",
+        Policy(fc.space, league, team, vec).set_scratch_size(level, Kokkos::PerTeam(bytes)), f,
+        macs);
+  };
+#define KSPECTER_ASM(VV, TT, PP)                                                               \
+  run(AssembleICov<ExecSpace, VV, TT, PP>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(),      \
+                                          fc.image, b.icov, b.rhs, b.fw, s.nslots, s.m, s.sny, \
+                                          s.snx, s.npy, s.npx, 0, b.band},                     \
+      TT, VV)
+  if constexpr (T::Tune::host_loops) {
+    KSPECTER_ASM(1, 1, 8);
+  } else {
+    char const* e = std::getenv("KSPECTER_ASM_VT");
+    std::string const vt = e ? e : "";
+    if (vt == "8,16,4")
+      KSPECTER_ASM(8, 16, 4);
+    else if (vt == "8,16,8")
+      KSPECTER_ASM(8, 16, 8);
+    else if (vt == "16,8,4")
+      KSPECTER_ASM(16, 8, 4);
+    else if (vt == "16,8,16")
+      KSPECTER_ASM(16, 8, 16);
+    else if (vt == "8,12,4")
+      KSPECTER_ASM(8, 12, 4);
+    else if (vt == "8,16,2")
+      KSPECTER_ASM(8, 16, 2);
+    else
+      KSPECTER_ASM(T::Tune::assembly_vector, T::Tune::assembly_team, 8);
+  }
+#undef KSPECTER_ASM
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
                        ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize,

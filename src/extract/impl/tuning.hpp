@@ -17,6 +17,7 @@ struct Tuning {
   static constexpr int vector = 1;  // vector lanes per thread
   /// Vector lanes per thread of assemble_icov (a pair's overlap, pixels spread over lanes).
   static constexpr int assembly_vector = 1;
+  static constexpr int assembly_team = 1;  // threads per team of assemble_icov
   /// Threads per patch of band_from_spots (a thread per spot on a GPU).
   static constexpr int band_team = 1;
   /// Bundles per batch at most (0: as many as the memory budget holds), unless
@@ -37,6 +38,7 @@ struct Tuning<ExecSpace, false> {
   /// (lanes over the columns took two passes a row of 17; 32 lanes a pair measured slower:
   /// perf/gpu_runs.md, session 10).
   static constexpr int assembly_vector = 16;
+  static constexpr int assembly_team = 8;
   static constexpr int band_team = 64;
   static constexpr int bundles_per_batch = 0;  // a batch as large as the budget: more blocks
 };
