@@ -2,9 +2,6 @@
 // fluxweight = A^T W 1 of every patch of the batch, then the weak prior on iCov's diagonal.
 #pragma once
 
-#include <cstdlib>
-#include <string>
-
 #include "context.hpp"
 #include "workspace.hpp"
 
@@ -37,8 +34,7 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // instead, still once; the band was zeroed before (its rows mix the teams' fibers). On a GPU
 // a thread takes a row (spot a) and V lanes share each overlap's pixels; the lanes' shares
 // wait in a PairBuffer and are summed kPairs pairs at a time (flush()).
-template <class ExecSpace, int Vec = Tuning<ExecSpace>::assembly_vector,
-          int Team = Tuning<ExecSpace>::assembly_team, int Pairs = 8>
+template <class ExecSpace>
 struct AssembleICov {
   using T = Types<ExecSpace>;
   using Member = typename T::Member;
@@ -52,12 +48,13 @@ struct AssembleICov {
   int nslots, m, sny, snx, npix_y, npix_x;
   int scratch_level;  // 0, or 1 where spots too large for level 0 make it
   solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
-  static constexpr int V = Vec;                             // vector lanes per thread
+  static constexpr int V = T::Tune::assembly_vector;        // vector lanes per thread
 
   /// Team scratch: each fiber slot's range of spot columns over the patch's bins and, on a GPU,
   /// each thread's PairBuffer.
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots, int spot_px) {
-    std::size_t const pairs = T::Tune::host_loops ? 0 : Team * pair_buffer_bytes(spot_px);
+    std::size_t const pairs =
+        T::Tune::host_loops ? 0 : T::Tune::assembly_team * pair_buffer_bytes(spot_px);
     return pairs + 2 * sizeof(int) * std::size_t(nslots);
   }
 
@@ -138,7 +135,7 @@ struct AssembleICov {
 
   /// GPU scratch of a thread: the weighted spot of its row, and the lanes' shares of up to
   /// kPairs sums with where each goes.
-  static constexpr int kPairs = Pairs;
+  static constexpr int kPairs = T::Tune::assembly_pairs;
   static constexpr int kPartStride = V + 1;  // a pair's V shares; odd: lanes read across pairs
   struct PairBuffer {
     double* part;  // [kPairs][kPartStride]
@@ -433,42 +430,15 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   long long macs = 0;
   if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
-  auto run = [&](auto f, int team, int vec) {
-    using F = decltype(f);
-    std::size_t const bytes = F::scratch_bytes(s.nslots, s.sny * s.snx);
-    int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
-    f.scratch_level = level;
-    Kokkos::parallel_reduce(
-        "kspecter::extract::assemble_icov",
-        Policy(fc.space, league, team, vec).set_scratch_size(level, Kokkos::PerTeam(bytes)), f,
-        macs);
-  };
-#define KSPECTER_ASM(VV, TT, PP)                                                               \
-  run(AssembleICov<ExecSpace, VV, TT, PP>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(),      \
-                                          fc.image, b.icov, b.rhs, b.fw, s.nslots, s.m, s.sny, \
-                                          s.snx, s.npy, s.npx, 0, b.band},                     \
-      TT, VV)
-  if constexpr (T::Tune::host_loops) {
-    KSPECTER_ASM(1, 1, 8);
-  } else {
-    char const* e = std::getenv("KSPECTER_ASM_VT");
-    std::string const vt = e ? e : "";
-    if (vt == "8,16,4")
-      KSPECTER_ASM(8, 16, 4);
-    else if (vt == "8,16,8")
-      KSPECTER_ASM(8, 16, 8);
-    else if (vt == "16,8,4")
-      KSPECTER_ASM(16, 8, 4);
-    else if (vt == "16,8,16")
-      KSPECTER_ASM(16, 8, 16);
-    else if (vt == "8,12,4")
-      KSPECTER_ASM(8, 12, 4);
-    else if (vt == "8,16,2")
-      KSPECTER_ASM(8, 16, 2);
-    else
-      KSPECTER_ASM(T::Tune::assembly_vector, T::Tune::assembly_team, 8);
-  }
-#undef KSPECTER_ASM
+  std::size_t const bytes = AssembleICov<ExecSpace>::scratch_bytes(s.nslots, s.sny * s.snx);
+  int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+  Kokkos::parallel_reduce("kspecter::extract::assemble_icov",
+                          Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
+                              .set_scratch_size(level, Kokkos::PerTeam(bytes)),
+                          AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(),
+                                                  fc.image, b.icov, b.rhs, b.fw, s.nslots, s.m,
+                                                  s.sny, s.snx, s.npy, s.npx, level, b.band},
+                          macs);
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
                        ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize,

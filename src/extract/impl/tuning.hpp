@@ -17,7 +17,8 @@ struct Tuning {
   static constexpr int vector = 1;  // vector lanes per thread
   /// Vector lanes per thread of assemble_icov (a pair's overlap, pixels spread over lanes).
   static constexpr int assembly_vector = 1;
-  static constexpr int assembly_team = 1;  // threads per team of assemble_icov
+  static constexpr int assembly_team = 1;   // threads per team of assemble_icov
+  static constexpr int assembly_pairs = 1;  // its sums buffered a thread (GPU only)
   /// Threads per patch of band_from_spots (a thread per spot on a GPU).
   static constexpr int band_team = 1;
   /// Bundles per batch at most (0: as many as the memory budget holds), unless
@@ -34,11 +35,14 @@ struct Tuning<ExecSpace, false> {
   static constexpr bool host_loops = false;
   static constexpr int team = 8;
   static constexpr int vector = 16;
-  /// A pair's overlap (up to 11 x 17 pixels for DESI) over 16 lanes in row-major pixel order
-  /// (lanes over the columns took two passes a row of 17; 32 lanes a pair measured slower:
-  /// perf/gpu_runs.md, session 10).
-  static constexpr int assembly_vector = 16;
-  static constexpr int assembly_team = 8;
+  /// assemble_icov: a pair's overlap (up to 11 x 17 pixels for DESI) over 8 lanes in
+  /// row-major pixel order, 16 threads a team, the lanes' shares summed 2 pairs at a time.
+  /// Fewer lanes a pair mean fewer warp instructions for each pair's set-up (16 lanes: 2.98G,
+  /// 8 lanes: 1.95G a batch); fewer pairs a buffer, less scratch and more teams an SM (8 pairs
+  /// 5.27 ms, 2 pairs 4.91 ms a batch; 4 lanes 7.5 ms): perf/gpu_runs.md, session 13.
+  static constexpr int assembly_vector = 8;
+  static constexpr int assembly_team = 16;
+  static constexpr int assembly_pairs = 2;
   static constexpr int band_team = 64;
   static constexpr int bundles_per_batch = 0;  // a batch as large as the budget: more blocks
 };
