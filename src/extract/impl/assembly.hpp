@@ -53,8 +53,9 @@ struct AssembleICov {
   /// Team scratch: each fiber slot's range of spot columns over the patch's bins and, on a GPU,
   /// each thread's PairBuffer.
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots, int spot_px) {
-    std::size_t const pairs =
-        T::Tune::host_loops ? 0 : T::Tune::assembly_team * pair_buffer_bytes(spot_px);
+    std::size_t const pairs = T::Tune::host_loops
+                                  ? spot_px * sizeof(double)
+                                  : T::Tune::assembly_team * pair_buffer_bytes(spot_px);
     return pairs + 2 * sizeof(int) * std::size_t(nslots);
   }
 
@@ -92,16 +93,26 @@ struct AssembleICov {
   }
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
-  // [c0, c1) (already clipped to both spots, the window and the CCD), in row-major order.
-  KOKKOS_INLINE_FUNCTION double overlap(double const* a, int xa, int ya, double const* b, int xb,
+  // [c0, c1) (already clipped to both spots, the window and the CCD), from aw = spot a times
+  // the weights (a's box): on the host, four running sums the compiler keeps in vector
+  // registers, in a fixed order.
+  KOKKOS_INLINE_FUNCTION double overlap(double const* aw, int xa, int ya, double const* b, int xb,
                                         int yb, int r0, int r1, int c0, int c1) const {
-    double dot = 0;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int const C = c1 - c0;
     for (int r = r0; r < r1; ++r) {
-      double const* ar = a + (r - ya) * snx - xa;
-      double const* br = b + (r - yb) * snx - xb;
-      for (int c = c0; c < c1; ++c) dot += ar[c] * br[c] * w(r, c);
+      double const* x = aw + (r - ya) * snx + (c0 - xa);
+      double const* y = b + (r - yb) * snx + (c0 - xb);
+      int c = 0;
+      for (; c + 4 <= C; c += 4) {
+        s0 += x[c] * y[c];
+        s1 += x[c + 1] * y[c + 1];
+        s2 += x[c + 2] * y[c + 2];
+        s3 += x[c + 3] * y[c + 3];
+      }
+      for (; c < C; ++c) s0 += x[c] * y[c];
     }
-    return dot;
+    return (s0 + s1) + (s2 + s3);
   }
 
   // Lane l's share of the same overlap on a GPU, from aw = spot a times the weights (in
@@ -181,7 +192,8 @@ struct AssembleICov {
     char* const shmem = static_cast<char*>(
         t.team_scratch(scratch_level).get_shmem(scratch_bytes(nslots, sny * snx)));
     if constexpr (T::Tune::host_loops) {
-      int* const xr = reinterpret_cast<int*>(shmem);
+      PairBuffer pb{nullptr, reinterpret_cast<double*>(shmem), nullptr};  // aw only
+      int* const xr = reinterpret_cast<int*>(shmem + sny * snx * sizeof(double));
       int const p = t.league_rank();
       if (band.data() != nullptr) {
         double* const bp = &band(p, 0, 0);
@@ -189,7 +201,7 @@ struct AssembleICov {
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
       }
       column_ranges(t, p, nslots - 1, xr);
-      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, nullptr, macs);
+      for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, &pb, macs);
     } else {
       std::size_t const per_thread = pair_buffer_bytes(sny * snx);
       int* const xr = reinterpret_cast<int*>(shmem + t.team_size() * per_thread);
@@ -234,7 +246,7 @@ struct AssembleICov {
     });
   }
 
-  // pb: the thread's PairBuffer on a GPU (null on the host, which stores each pair at once).
+  // pb: the thread's PairBuffer (on the host its aw only: each pair is stored at once).
   KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, int const* xr, PairBuffer* pb,
                                    long long& macs) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
@@ -280,13 +292,16 @@ struct AssembleICov {
             int const c0 = imax(xa, 0), c1 = imin(xa + snx, npix_x);
             double sy = 0, sw = 0;
             if constexpr (T::Tune::host_loops) {
+              double* const aw = pb->aw;
+              for (int k = 0; k < sny * snx; ++k) aw[k] = 0.0;
               for (int r = r0; r < r1; ++r) {
                 double const* ar = a + (r - ya) * snx - xa;
+                double* awr = aw + (r - ya) * snx - xa;
                 for (int c = c0; c < c1; ++c) {
                   double const wv = w(r, c);
-                  double const aw = ar[c] * wv;
-                  sw += aw;
-                  if (wv > 0) sy += aw * image(r, c);
+                  awr[c] = ar[c] * wv;
+                  sw += awr[c];
+                  if (wv > 0) sy += awr[c] * image(r, c);
                 }
               }
               rhs(p, i) = sy;
@@ -365,7 +380,7 @@ struct AssembleICov {
               if (r1 <= r0 || c1 <= c0) continue;
               double const* b = b0 + w2 * bstride;
               if constexpr (T::Tune::host_loops) {
-                *entry(p, k1, w1, k2, w2) = overlap(a, xa, ya, b, xb, yb, r0, r1, c0, c1);
+                *entry(p, k1, w1, k2, w2) = overlap(pb->aw, xa, ya, b, xb, yb, r0, r1, c0, c1);
               } else {
                 push(t, *pb, lane_overlap(pb->lane, pb->aw, xa, ya, b, xb, yb, r0, r1, c0, c1),
                      entry(p, k1, w1, k2, w2));
