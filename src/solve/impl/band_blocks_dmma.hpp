@@ -5,7 +5,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
-#include <cstdint>
+#include <cstddef>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/band.hpp>
 
@@ -100,7 +100,7 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, wrows * ld), [&](int e) { Z[e] = 0.0; });
     int const warp = team.team_rank() / 32, lane = team.team_rank() % 32;
     int const gid = lane / 4, tig = lane % 4;
-    double g[kGram][2];  // the warp's tiles of C: gram_tile(warp + W e)
+    double g[kGram][2];  // the warp's tiles of C (each_gram_tile)
     KSPECTER_UNROLL
     for (int e = 0; e < kGram; ++e) g[e][0] = g[e][1] = 0.0;
     double const* L = &l(p, 0, 0);
@@ -119,10 +119,8 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
       team.team_barrier();
       panel_gram(Z, r0, started, warp, gid, tig, g);
     }
-    KSPECTER_UNROLL
-    for (int e = 0; e < kGram; ++e) {
-      int a, cc;
-      if (!gram_tile(warp + W * e, a, cc)) continue;
+    each_gram_tile(warp, [&](int e, int a, int cc) {
+      if (a >= nt) return;  // past the triangle
       KSPECTER_UNROLL
       for (int h = 0; h < 2; ++h) {
         int const q1 = 8 * a + gid, q2 = 8 * cc + 2 * tig + h;
@@ -130,18 +128,20 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
         C[q1 * m + q2] = g[e][h];
         C[q2 * m + q1] = g[e][h];
       }
-    }
+    });
   }
 
-  // Tile t of C's lower triangle of 8 x 8 tiles, row by row: (a, cc), a >= cc; false past it.
-  // a is the triangular root of t (a float square root, corrected by one either way).
-  KOKKOS_INLINE_FUNCTION bool gram_tile(int t, int& a, int& cc) const {
-    if (t >= nt * (nt + 1) / 2) return false;
-    a = int((compat::sqrt(8.0f * float(t) + 1.0f) - 1.0f) * 0.5f);
-    if (a * (a + 1) / 2 > t) --a;
-    if ((a + 1) * (a + 2) / 2 <= t) ++a;
-    cc = t - a * (a + 1) / 2;
-    return true;
+  // f(e, a, cc) for the warp's tiles e = 0, 1, ... of C's lower triangle of 8 x 8 tiles: tiles
+  // t = warp + W e, row by row, as (a, cc) with a >= cc, followed without a division.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void each_gram_tile(int warp, F const& f) {
+    int a = 0, cc = warp;
+    KSPECTER_UNROLL
+    for (int e = 0; e < kGram; ++e) {
+      while (cc > a) cc -= ++a;
+      f(e, a, cc);
+      cc += W;
+    }
   }
 
   // f(o, h, q) for the lane's entries of the warp's started tiles: x[o][h] is column q.
@@ -228,24 +228,17 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
     }
   }
 
-  // Step 3: C += Z_Rᵀ Z_R on the warp's tiles whose rows have started. The warp's tiles are
-  // t = warp, warp + W, ... of the lower triangle, row by row: (a, cc) follows t without a
-  // division.
+  // Step 3: C += Z_Rᵀ Z_R on the warp's tiles (each_gram_tile) whose rows have started.
   KOKKOS_INLINE_FUNCTION void panel_gram(double const* Z, int r0, int started, int warp, int gid,
                                          int tig, double (&g)[kGram][2]) const {
     double const* z0 = Z + std::size_t(slot_of(r0 + tig)) * ld;
     double const* z1 = Z + std::size_t(slot_of(r0 + 4 + tig)) * ld;
-    int a = 0, cc = warp;
-    KSPECTER_UNROLL
-    for (int e = 0; e < kGram; ++e) {
-      while (cc > a) cc -= ++a;
-      if (a < started) {
-        int const qa = 8 * a + gid, qc = 8 * cc + gid;
-        dmma_8x8x4(g[e][0], g[e][1], qa < m ? z0[qa] : 0.0, qc < m ? z0[qc] : 0.0);
-        dmma_8x8x4(g[e][0], g[e][1], qa < m ? z1[qa] : 0.0, qc < m ? z1[qc] : 0.0);
-      }
-      cc += W;
-    }
+    each_gram_tile(warp, [&](int e, int a, int cc) {
+      if (a >= started) return;
+      int const qa = 8 * a + gid, qc = 8 * cc + gid;
+      dmma_8x8x4(g[e][0], g[e][1], qa < m ? z0[qa] : 0.0, qc < m ? z0[qc] : 0.0);
+      dmma_8x8x4(g[e][0], g[e][1], qa < m ? z1[qa] : 0.0, qc < m ? z1[qc] : 0.0);
+    });
   }
 };
 
