@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -183,11 +184,13 @@ inline std::vector<LD> inverse_sqrt(std::vector<LD> const& c, int m, double rel_
   return q;
 }
 
-/// max |x - y| / max |y|.
+/// max |x - y| / max |y|; infinity where x holds a NaN or an infinity (std::max would pass
+/// over a NaN).
 template <class X, class Y>
 double rel_maxdiff(X const& x, Y const& y) {
   LD num = 0, den = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(double(x[i]))) return std::numeric_limits<double>::infinity();
     num = std::max<LD>(num, std::fabs(LD(x[i]) - LD(y[i])));
     den = std::max<LD>(den, std::fabs(LD(y[i])));
   }

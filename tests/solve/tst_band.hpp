@@ -245,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(TEST_CATEGORY, BandSolve,
 // backend, with teams of one thread and (where the backend has them) of two, they are checked here
 // against the long-double reference, so that a CPU-only CI covers them too: DESI's 7 slots of 74
 // bins, and an odd block (the tiles' padding column) with groups that do not divide the rows.
-template <int Team, int Rows = 4>
+template <int Team, int Rows = 4, int Tiles = (37 * 38 / 2 + Team - 1) / Team>
 struct GpuShapedTune {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = Team;
@@ -253,7 +253,7 @@ struct GpuShapedTune {
   static constexpr int solve_entries = (80 + Team - 1) / Team;  // every test band
   static constexpr int blocks_team_size = Team;
   static constexpr int rows = Rows;
-  static constexpr int tiles = (37 * 38 / 2 + Team - 1) / Team;
+  static constexpr int tiles = Tiles;
   static constexpr int blocks_teams_per_sm = 0;
   static constexpr bool dmma = false;
   static constexpr int dmma_warps = 1;
@@ -364,9 +364,12 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
     check_gpu_shaped<solve::BandTuning<TEST_EXECSPACE>>(seed);
     check_gpu_shaped<solve::BandTuning<TEST_EXECSPACE>>(seed + 2, {6, 37});
     check_gpu_shaped<NoDmmaTune>(seed + 1);
+    // Blocks wider than the tensor-core kernel takes and than one grouped launch's tiles hold.
+    check_gpu_shaped<solve::BandTuning<TEST_EXECSPACE>>(seed + 3, {5, 98});
   } else {
     check_gpu_shaped<GpuShapedTune<1>>(seed);
     check_gpu_shaped<GpuShapedTune<1, 2>>(seed + 2, {6, 37});
+    check_gpu_shaped<GpuShapedTune<1, 4, 100>>(seed + 3);  // C's 703 tiles over 8 launches
     using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
     int const most =
         Policy(TEST_EXECSPACE(), 1, 1)

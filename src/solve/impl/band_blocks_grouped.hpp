@@ -5,10 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
-#include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/band.hpp>
-#include <string>
 
 #include "team_gemm.hpp"
 #include "unroll.hpp"
@@ -88,9 +86,10 @@ struct BandBlocksGrouped : BandBlocksArgs<typename ExecSpace::memory_space> {
   using Args = BandBlocksArgs<mem>;
   using Args::b, Args::c, Args::l, Args::m, Args::n, Args::nblock, Args::slot, Args::stride,
       Args::w;
-  int ld;     // window row stride: m rounded up to even
-  int wrows;  // window rows: max(b, G)
-  int level;  // scratch level
+  int ld;         // window row stride: m rounded up to even
+  int wrows;      // window rows: max(b, G)
+  int level;      // scratch level
+  int tile0 = 0;  // the launch's first tile (a launch holds team size x kTiles of them)
 
   BandBlocksGrouped(BandBatch<mem> l_, Kokkos::View<const int**, Kokkos::LayoutRight, mem> slot_,
                     int stride_, MatrixBatch<mem> c_)
@@ -119,7 +118,7 @@ struct BandBlocksGrouped : BandBlocksArgs<typename ExecSpace::memory_space> {
     double acc[kTiles][4];
     KSPECTER_UNROLL
     for (int e = 0; e < kTiles; ++e) {
-      tile[e] = tile_code(team.team_rank() + e * team.team_size());
+      tile[e] = tile_code(tile0 + team.team_rank() + e * team.team_size());
       acc[e][0] = acc[e][1] = acc[e][2] = acc[e][3] = 0.0;
     }
     double const* L = &l(p, 0, 0);
@@ -219,8 +218,9 @@ struct BandBlocksGrouped : BandBlocksArgs<typename ExecSpace::memory_space> {
 };
 
 /// Launches f over `league` blocks: level-0 scratch when the team's fits, else level 1; the
-/// tuning's team size unless fewer threads fit (team_policy_for), and then enough tiles a
-/// thread for C.
+/// tuning's team size unless fewer threads fit (team_policy_for). A block wider than the
+/// team's tiles hold (m above about 78 with 128 threads of 6 tiles) takes several launches,
+/// each making Z again for its share of C's tiles.
 template <class Tune, class ExecSpace>
 void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpace> f, int league) {
   using F = BandBlocksGrouped<Tune, ExecSpace>;
@@ -229,12 +229,9 @@ void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpa
   f.level = bytes <= Policy::scratch_size_max(0) ? 0 : 1;
   Policy const policy = team_policy_for<Policy>(
       space, league, f.level == 0 ? bytes : 0, f.level == 1 ? bytes : 0, f, Tune::blocks_team_size);
-  if (policy.team_size() * Tune::tiles < f.tile_count())
-    throw ParameterError("solve::band_strided_inverse_blocks: blocks of " + std::to_string(f.m) +
-                         " need " + std::to_string(f.tile_count()) + " tiles, more than " +
-                         std::to_string(policy.team_size()) + " threads of " +
-                         std::to_string(Tune::tiles) + " (BandTuning::tiles) hold");
-  Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, f);
+  int const per_launch = policy.team_size() * Tune::tiles;
+  for (f.tile0 = 0; f.tile0 < f.tile_count(); f.tile0 += per_launch)
+    Kokkos::parallel_for("kspecter::solve::band_strided_inverse_blocks", policy, f);
 }
 
 }  // namespace kspecter::solve::detail
