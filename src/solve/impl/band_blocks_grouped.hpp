@@ -219,7 +219,7 @@ struct BandBlocksGrouped : BandBlocksArgs<typename ExecSpace::memory_space> {
 
 /// Launches f over `league` blocks: level-0 scratch when the team's fits, else level 1; the
 /// tuning's team size unless fewer threads fit (team_policy_for). A block wider than the
-/// team's tiles hold (m above about 78 with 128 threads of 6 tiles) takes several launches,
+/// team's tiles hold (m above 76 with 128 threads of 6 tiles) takes several launches,
 /// each making Z again for its share of C's tiles.
 template <class Tune, class ExecSpace>
 void band_blocks_grouped(ExecSpace const& space, BandBlocksGrouped<Tune, ExecSpace> f, int league) {
