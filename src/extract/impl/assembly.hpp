@@ -173,7 +173,7 @@ struct AssembleICov {
 
   // Pair q's entry = its shares summed in lane order, lane q taking pair q: one pass a
   // kPairs pairs, where a reduction a pair cost more instructions than its products. The
-  // lanes sync the lanes before the shares are read and after (the summing loop's end).
+  // lanes sync before the shares are read, and again at the summing loop's end.
   KOKKOS_INLINE_FUNCTION static void flush(Member const& t, PairBuffer& pb) {
     lane_sync(t);
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, pb.n), [&](int q) {
