@@ -274,6 +274,15 @@ struct EigRotations {
   }
 };
 
+/// Whether blocks of m fit the staged kernels' level-0 scratch (the packed triangle of
+/// prepare is the largest); wider blocks take the fused kernel, whose Z is in level 1.
+template <class ExecSpace>
+bool inverse_sqrt_staged_fits(int m) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  int const l0_doubles = (Policy::scratch_size_max(0) - 256) / int(sizeof(double));
+  return eig_prepare_doubles(m) <= l0_doubles && 2 * m + 1 <= l0_doubles;
+}
+
 template <class Tune, class ExecSpace>
 void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                          double rel_clip) {
@@ -284,7 +293,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   int const nmat = int(c.extent(0)), m = int(c.extent(1));
   int const l0_doubles = (Policy::scratch_size_max(0) - 256) / int(sizeof(double));
-  if (eig_prepare_doubles(m) > l0_doubles || 2 * m + 1 > l0_doubles)
+  if (!inverse_sqrt_staged_fits<ExecSpace>(m))
     throw ParameterError("solve::inverse_sqrt: blocks of " + std::to_string(m) +
                          " do not fit the team scratch of the staged kernels");
   EigRounds<Mem> const r(nmat, m, Tune::eig_round);
