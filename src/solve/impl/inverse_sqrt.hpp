@@ -167,7 +167,8 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
                          std::to_string(rel_clip));
   if (nmat == 0 || m == 0) return;
   if constexpr (Tune::eig_staged) {
-    if (inverse_sqrt_staged_fits<ExecSpace>(m)) return inverse_sqrt_staged<Tune>(space, c, rel_clip);
+    if (inverse_sqrt_staged_fits<ExecSpace>(m))
+      return inverse_sqrt_staged<Tune>(space, c, rel_clip);
   }
   inverse_sqrt_fused<Tune>(space, c, rel_clip);
 }
