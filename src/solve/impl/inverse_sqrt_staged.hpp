@@ -9,13 +9,17 @@
 //   ql_chains  a thread per matrix runs its chains on (d, e) in level-0 scratch, all matrices
 //              at once, recording each sweep's rotations, until a round's record is full;
 //   rotations  a team per slice of rows of Z (columns of Zᵀ) holds the slice in level-0
-//              scratch, forms it from the reflectors in the first round, and applies the
+//              scratch, forms it from the reflectors (the first launch), or applies a
 //              round's sweeps: a row of Z is rotated independently of the others;
 //   finish     a team per matrix: Q = Zᵀ diag(w^-1/2) Z, over the matrix's storage.
-// ql_chains and rotations alternate until every matrix has converged or failed.
+// A round's chains need only the (d, e) the round before left, not its rotations, so the two
+// records alternate: one launch runs round k + 1's chains beside round k's rotations (Z's
+// formation beside the first chains). The chains are latency-bound, a few warps an SM, and
+// hide behind the rotations' teams (perf/gpu_runs.md, session 14).
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 #include <string>
@@ -27,24 +31,32 @@
 
 namespace kspecter::solve::detail {
 
+/// One round's rotations of every matrix, as the chains record them for the rotations.
+template <class Mem>
+struct EigRecord {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+  using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
+  Kokkos::View<int*, Mem> nsweep;  // [nmat] sweeps recorded
+  IRows sweeps;                    // [nmat][2 max_sweep] lo, hi of each recorded sweep
+  Rows cs, sn;                     // [nmat][max_rot] the rotations in the order they apply
+};
+
 /// A batch's eigen-decompositions between the staged kernels.
 template <class Mem>
 struct EigRounds {
   using Mat = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
   using IRows = Kokkos::View<int**, Kokkos::LayoutRight, Mem>;
-  /// Where each matrix's QL iteration stands: QlChain's l, iter and status, and the sweeps
-  /// recorded this round.
-  enum Field { l_field, iter_field, status_field, nsweep_field, nfield };
+  /// Where each matrix's QL iteration stands: QlChain's l, iter and status.
+  enum Field { l_field, iter_field, status_field, nfield };
 
   int m = 0;
-  int max_rot = 0;    // rotations a matrix records per round
-  int max_sweep = 0;  // sweeps a matrix records per round
-  Mat zt;             // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
-  Rows vec;           // [nmat][2 m] d, e
-  IRows state;        // [nmat][nfield]
-  IRows sweeps;       // [nmat][2 max_sweep] lo, hi of each recorded sweep
-  Rows cs, sn;        // [nmat][max_rot] a round's rotations in the order they apply
+  int max_rot = 0;        // rotations a matrix records per round
+  int max_sweep = 0;      // sweeps a matrix records per round
+  Mat zt;                 // [nmat][m][m] the basis Zᵀ, its rows rotated into eigenvectors
+  Rows vec;               // [nmat][2 m] d, e
+  IRows state;            // [nmat][nfield]
+  EigRecord<Mem> rec[2];  // rounds 0, 2, 4, ... and 1, 3, 5, ...
 
   EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     auto const alloc = [](char const* label) {
@@ -53,9 +65,12 @@ struct EigRounds {
     zt = Mat(alloc("kspecter::solve::inverse_sqrt::zt"), nmat, m, m);
     vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
     state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
-    sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
-    cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
-    sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+    for (EigRecord<Mem>& x : rec) {
+      x.nsweep = Kokkos::View<int*, Mem>(alloc("kspecter::solve::inverse_sqrt::nsweep"), nmat);
+      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
+      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
+      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+    }
   }
 };
 
@@ -94,11 +109,12 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
 /// failed, or the record is full (a sweep has at most m - 1 rotations). Returns whether the
 /// matrix still runs.
 template <bool Rsqrt, class Mem>
-KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, double* de) {
+KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, EigRecord<Mem> const& rec,
+                                            int b, double* de) {
   using R = EigRounds<Mem>;
   int* const st = &r.state(b, 0);
   if (st[R::status_field] != 0) {
-    st[R::nsweep_field] = 0;
+    rec.nsweep(b) = 0;
     return false;
   }
   int const m = r.m;
@@ -106,11 +122,11 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   QlChain<Rsqrt> q(de, de + m, m);
   q.l = st[R::l_field];
   q.iter = st[R::iter_field];
-  int* const sw = &r.sweeps(b, 0);
+  int* const sw = &rec.sweeps(b, 0);
   int nrot = 0, nsweep = 0;
   while (nsweep < r.max_sweep && nrot + m <= r.max_rot) {
     if (q.begin()) {
-      q.record(&r.cs(b, nrot), &r.sn(b, nrot));
+      q.record(&rec.cs(b, nrot), &rec.sn(b, nrot));
       while (q.step()) {
       }
       q.end();
@@ -127,7 +143,7 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, int b, doub
   st[R::l_field] = q.l;
   st[R::iter_field] = q.iter;
   st[R::status_field] = q.status;
-  st[R::nsweep_field] = nsweep;
+  rec.nsweep(b) = nsweep;
   return q.status == 0;
 }
 
@@ -205,23 +221,24 @@ KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, i
   }
 }
 
-/// A round for the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row, the
-/// slice in level-0 scratch `x` ([m][w]): formed from the reflectors (first round) or
-/// loaded, rotated by the round's sweeps, stored. Each sweep's rotations are staged by the
-/// whole team into `rot` (2 m doubles of scratch: c, then s), from registers loaded while the
-/// sweep before ran (StagedShare): a row's chain then waits on scratch, and the team on no
-/// global load between sweeps.
+/// A launch's share of the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row,
+/// the slice in level-0 scratch `x` ([m][w]): formed from the reflectors (`form`, the first
+/// launch), or loaded and rotated by the sweeps of `rec`; then stored. Each sweep's rotations are
+/// staged by the whole team into `rot` (2 m doubles of scratch: c, then s), from registers loaded
+/// while the sweep before ran (StagedShare): a row's chain then waits on scratch, and the team on
+/// no global load between sweeps.
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
-                                             double const* refl, bool first, int b, int c0, int w,
-                                             double* x, double* rot) {
-  int const m = r.m, nsweep = r.state(b, EigRounds<Mem>::nsweep_field);
+                                             EigRecord<Mem> const& rec, double const* refl,
+                                             bool form, int b, int c0, int w, double* x,
+                                             double* rot) {
+  int const m = r.m, nsweep = form ? 0 : rec.nsweep(b);
   double* const zt = &r.zt(b, 0, 0);
-  double const* const cs = &r.cs(b, 0);
-  double const* const sn = &r.sn(b, 0);
-  int const* const sw = &r.sweeps(b, 0);
+  double const* const cs = &rec.cs(b, 0);
+  double const* const sn = &rec.sn(b, 0);
+  int const* const sw = &rec.sweeps(b, 0);
   auto const length = [&](int k) { return k < nsweep ? sw[2 * k + 1] - sw[2 * k] + 1 : 0; };
-  if (first) {
+  if (form) {
     form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
@@ -253,24 +270,62 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
                        [&](int t) { zt[(t / w) * m + c0 + t % w] = x[t]; });
 }
 
-/// The rotations kernel (a functor: `first` changes between launches).
-template <class ExecSpace>
-struct EigRotations {
+/// One launch of the rounds (a functor: what it runs changes between launches). Its first
+/// `chain_teams` teams run a round's chains, `per` matrices a team, into `chain_rec`; the
+/// `rot_teams` after them rotate Z's slices by `rot_rec`, or form them (`form`). The reduction
+/// counts the matrices whose chains still run.
+template <class ExecSpace, bool Rsqrt>
+struct EigRound {
   using Mem = typename ExecSpace::memory_space;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
+  int nmat, per;       // matrices, and matrices a chain team
   int groups, width;   // slices a matrix, rows a slice
-  bool first;          // form the slices from the reflectors
+  int chain_teams = 0, rot_teams = 0;
+  EigRecord<Mem> chain_rec, rot_rec;
+  bool form = false;
 
-  KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
-    int const b = team.league_rank() / groups, g = team.league_rank() % groups;
-    if (!first && r.state(b, EigRounds<Mem>::nsweep_field) == 0) return;
+  KOKKOS_INLINE_FUNCTION void operator()(Member const& team, int& running) const {
+    int const t = team.league_rank();
+    if (t < chain_teams) {
+      chains(team, t * per, running);
+      return;
+    }
+    int const b = (t - chain_teams) / groups, g = (t - chain_teams) % groups;
+    if (!form && rot_rec.nsweep(b) == 0) return;
     int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
     Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
-    eig_rotate_slice(team, r, &c(b, 0, 0), first, b, c0, w, x.data(), x.data() + r.m * width);
+    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), form, b, c0, w, x.data(),
+                     x.data() + r.m * width);
+  }
+
+  /// Matrices [first, first + per): a thread's chains with (d, e) 2 m + 1 doubles apart in
+  /// scratch (odd: banks).
+  KOKKOS_INLINE_FUNCTION void chains(Member const& team, int first, int& running) const {
+    int const count = nmat - first < per ? nmat - first : per;
+    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
+    int mine = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, count),
+        [&](int k, int& n) {
+          n +=
+              eig_chain_round<Rsqrt>(r, chain_rec, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
+        },
+        mine);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
+  }
+
+  /// Sizes the launch: the chains of round `into` (-1: none), and the rotations by record
+  /// `by` (-1: Z formed instead).
+  void set(int into, int by, int chain_league) {
+    chain_teams = into >= 0 ? chain_league : 0;
+    if (into >= 0) chain_rec = r.rec[into];
+    rot_teams = nmat * groups;
+    form = by < 0;
+    if (by >= 0) rot_rec = r.rec[by];
   }
 };
 
@@ -292,7 +347,6 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   int const nmat = int(c.extent(0)), m = int(c.extent(1));
-  int const l0_doubles = (Policy::scratch_size_max(0) - 256) / int(sizeof(double));
   if (!inverse_sqrt_staged_fits<ExecSpace>(m))
     throw ParameterError("solve::inverse_sqrt: blocks of " + std::to_string(m) +
                          " do not fit the team scratch of the staged kernels");
@@ -309,42 +363,33 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
                               prepare, Tune::eig_team_size),
       prepare);
 
-  // ql_chains: `per` matrices a team, each thread's (d, e) 2 m + 1 doubles apart (odd: banks).
-  int const most = l0_doubles / (2 * m + 1);
-  int const per = Tune::eig_chain_team < most ? Tune::eig_chain_team : most;
-  int const chain_league = (nmat + per - 1) / per;
-  auto chains = KOKKOS_LAMBDA(Member const& team, int& running) {
-    int const first = team.league_rank() * per;
-    int const count = nmat - first < per ? nmat - first : per;
-    Scratch s(team.team_scratch(0), per * (2 * r.m + 1));
-    int mine = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, count),
-        [&](int k, int& n) {
-          n += eig_chain_round<Tune::coalesce>(r, first + k, s.data() + k * (2 * r.m + 1)) ? 1 : 0;
-        },
-        mine);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { running += mine; });
-  };
-  // A team loops over its matrices or rows, so fewer threads than asked still do it all.
-  Policy const chain_policy =
-      team_policy_for<Policy>(space, chain_league, int(Scratch::shmem_size(per * (2 * m + 1))), 0,
-                              chains, per, Kokkos::ParallelReduceTag());
-
-  // rotations: slices of about eig_apply_cols rows of Z, as even as m allows.
+  // The rounds: a chain team's (d, e) fit the scratch of a slice of Z (about
+  // eig_apply_cols rows, as even as m allows), so that the chains take no room from the
+  // rotations' teams.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
-  EigRotations<ExecSpace> rotations{r, c, groups, width, true};
-  Policy const rotate_policy =
-      team_policy_for<Policy>(space, nmat * groups, int(Scratch::shmem_size(m * width + 2 * m)), 0,
-                              rotations, Tune::eig_apply_cols);
-  while (true) {
+  int const slice = m * width + 2 * m;
+  int const fit = slice / (2 * m + 1) > 1 ? slice / (2 * m + 1) : 1;
+  int const per = std::min({Tune::eig_chain_team, Tune::eig_apply_cols, fit});
+  int const chain_league = (nmat + per - 1) / per;
+  EigRound<ExecSpace, Tune::coalesce> round{r, c, nmat, per, groups, width};
+  int const bytes = int(Scratch::shmem_size(std::max(slice, per * (2 * m + 1))));
+  auto const launch = [&](int into, int by) {
+    round.set(into, by, chain_league);
     int running = 0;
-    Kokkos::parallel_reduce("kspecter::solve::inverse_sqrt::ql_chains", chain_policy, chains,
-                            running);
-    Kokkos::parallel_for("kspecter::solve::inverse_sqrt::rotations", rotate_policy, rotations);
-    rotations.first = false;
-    if (running == 0) break;
+    Kokkos::parallel_reduce(
+        "kspecter::solve::inverse_sqrt::rounds",
+        team_policy_for<Policy>(space, round.chain_teams + round.rot_teams, bytes, 0, round,
+                                Tune::eig_apply_cols, Kokkos::ParallelReduceTag()),
+        round, running);
+    return running;
+  };
+  // Round 0's chains beside Z's formation; then round k + 1's beside round k's rotations.
+  int running = launch(0, -1);
+  for (int k = 0;; ++k) {
+    bool const more = running > 0;
+    running = launch(more ? (k + 1) % 2 : -1, k % 2);
+    if (!more) break;
   }
 
   // finish: Q, its GEMM staged through level 0.
