@@ -27,32 +27,6 @@ KOKKOS_INLINE_FUNCTION int packed_row(int t) {
 /// m - 1 - k entries, for rows k + 1 .. m - 1).
 KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
 
-/// A' -= v wᵀ + w vᵀ on the lower triangle of the trailing r x r block `a` (packed, its row
-/// i at a + packed(i, 0) + k1 i). Rows q and r - 1 - q make r + 1 entries together, so each
-/// pair is one even share, split into as many parts as the team has threads for; a part's
-/// entries are found by steps, not by a square root an entry.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void rank2_update(Member const& team, double* a, int k1, int r,
-                                         double const* v, double const* w) {
-  int const pairs = (r + 1) / 2, len = r + 1;
-  int const fit = team.team_size() / pairs;
-  int const parts = fit < 1 ? 1 : fit > len ? len : fit;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pairs * parts), [&](int u) {
-    int const q = u % pairs, part = u / pairs, q2 = r - 1 - q;
-    int const lo = part * len / parts, hi = (part + 1) * len / parts;
-    double* const row = a + packed(q, 0) + k1 * q;
-    double const vq = v[q], wq = w[q];  // held: the stores could alias them for the compiler
-    for (int j = lo; j < hi && j <= q; ++j) row[j] -= vq * w[j] + wq * v[j];
-    if (q2 == q) return;  // r odd: the middle row has no partner
-    double* const row2 = a + packed(q2, 0) + k1 * q2;
-    double const vq2 = v[q2], wq2 = w[q2];
-    for (int e = lo > q + 1 ? lo : q + 1; e < hi; ++e) {
-      int const j = e - q - 1;
-      row2[j] -= vq2 * w[j] + wq2 * v[j];
-    }
-  });
-}
-
 /// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
 /// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
 /// team_tridiagonalize (eig_steps.hpp), with the same reflectors; v_k is left in column k below
@@ -96,17 +70,12 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
                          [&](int t) { v[t] = p[packed(k1 + t, k)]; });
     team.team_barrier();
-    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j,
-    // whose entries are a row's length apart (one addition a step, not packed()'s product).
+    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
       double const* row = p + packed(k1 + j, k1);
       double s = 0.0;
       for (int t = 0; t <= j; ++t) s += row[t] * v[t];
-      int at = packed(k1 + j + 1, k1 + j);
-      for (int t = j + 1; t < r; ++t) {
-        s += p[at] * v[t];
-        at += k1 + t + 1;
-      }
+      for (int t = j + 1; t < r; ++t) s += p[packed(k1 + t, k1 + j)] * v[t];
       pw[j] = tk * s;
     });
     team.team_barrier();
@@ -117,7 +86,12 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
                          [&](int j) { pw[j] = pw[j] - half * v[j]; });
     team.team_barrier();
-    rank2_update(team, p + packed(k1, k1), k1, r, v, pw);
+    // A' -= v wᵀ + w vᵀ on the lower triangle, one element a thread, consecutive threads on
+    // consecutive addresses.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
+      int const i = packed_row(t), j = t - i * (i + 1) / 2;
+      p[packed(k1 + i, k1 + j)] -= v[i] * pw[j] + pw[i] * v[j];
+    });
     team.team_barrier();
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
