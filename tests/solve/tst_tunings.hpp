@@ -33,6 +33,8 @@ struct GpuLike {
   static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024, eig_matrices = 1;
   static constexpr bool coalesce = true, host_simd = false, eig_staged = true;
   static constexpr int eig_chain_team = 2, eig_apply_cols = 2, eig_round = 2;
+  static constexpr bool eig_finish_dmma = false;
+  static constexpr int eig_finish_warps = 1;
 };
 
 /// The host shape without the run-time dispatched SIMD kernels (the portable path), two

@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
+#include <type_traits>
 
 namespace kspecter::solve {
 
@@ -52,6 +53,8 @@ struct Tuning {
   /// per team of the rotations (one a thread); rotations a matrix records per round, in
   /// units of m.
   static constexpr int eig_chain_team = 1, eig_apply_cols = 16, eig_round = 32;
+  static constexpr bool eig_finish_dmma = false;  // the GPUs' (below)
+  static constexpr int eig_finish_warps = 1;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
   /// coalescing) rather than each thread walking contiguous memory (CPU vectorisation).
   static constexpr bool coalesce = false;
@@ -74,6 +77,15 @@ struct Tuning<ExecSpace, false> {
   static constexpr int eig_matrices = 1;
   static constexpr bool eig_staged = true;
   static constexpr int eig_chain_team = 32, eig_apply_cols = 32, eig_round = 32;
+  /// The staged finish on the fp64 tensor cores (eig_finish_dmma.hpp), teams of
+  /// eig_finish_warps warps: CUDA on sm_80 and later.
+#if defined(KOKKOS_ENABLE_CUDA) && \
+    (defined(KOKKOS_ARCH_AMPERE) || defined(KOKKOS_ARCH_ADA89) || defined(KOKKOS_ARCH_HOPPER))
+  static constexpr bool eig_finish_dmma = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+  static constexpr bool eig_finish_dmma = false;
+#endif
+  static constexpr int eig_finish_warps = 4;
   static constexpr bool coalesce = true;
 };
 
