@@ -34,7 +34,7 @@ struct GpuLike {
   static constexpr bool coalesce = true, host_simd = false, eig_staged = true;
   static constexpr int eig_chain_team = 2, eig_apply_cols = 2, eig_round = 2;
   static constexpr bool eig_finish_dmma = false;
-  static constexpr int eig_finish_warps = 1;
+  static constexpr int eig_finish_warps = 1, eig_finish_teams_per_sm = 1;
 };
 
 /// The host shape without the run-time dispatched SIMD kernels (the portable path), two

@@ -17,15 +17,15 @@
 
 namespace kspecter::solve::detail {
 
-template <class ExecSpace, int W>
+template <class ExecSpace, int W, int TeamsPerSm>
 struct EigFinishDmma {
   using Mem = typename ExecSpace::memory_space;
-  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<32 * W, 1>>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<32 * W, TeamsPerSm>>;
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr int kChunk = 40;                  // rows of zt a stage, a multiple of 4
-  static constexpr int kTiles = 10;                  // tile rows: m <= 80
+  static constexpr int kChunk = 40;  // rows of zt a stage, a multiple of 4
+  static constexpr int kTiles = 10;  // tile rows: m <= 80
   static constexpr int kTileCount = kTiles * (kTiles + 1) / 2;
   static constexpr int kOwn = (kTileCount + W - 1) / W;  // tiles a warp
 
@@ -35,7 +35,9 @@ struct EigFinishDmma {
   int ld;  // the stage's row stride: >= 8 tiles, 8 mod 16 (a fragment in two wavefronts)
 
   KOKKOS_INLINE_FUNCTION static bool fits(int m) { return m <= 8 * kTiles; }
-  KOKKOS_INLINE_FUNCTION static int stride(int m) { return 8 * ((m + 7) / 8) + (16 - (8 * ((m + 7) / 8)) % 16 + 8) % 16; }
+  KOKKOS_INLINE_FUNCTION static int stride(int m) {
+    return 8 * ((m + 7) / 8) + (16 - (8 * ((m + 7) / 8)) % 16 + 8) % 16;
+  }
   KOKKOS_INLINE_FUNCTION static int scratch_doubles(int m) { return kChunk * stride(m) + m; }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
@@ -45,8 +47,8 @@ struct EigFinishDmma {
     // w_max as eig_finish finds it (a NaN after d[0] is passed over), by every thread.
     double wmax = d[0];
     for (int i = 1; i < m; ++i) wmax = d[i] > wmax ? d[i] : wmax;
-    bool const ok = r.state(b, EigRounds<Mem>::status_field) == 1 && wmax > 0.0 &&
-                    compat::isfinite(wmax);
+    bool const ok =
+        r.state(b, EigRounds<Mem>::status_field) == 1 && wmax > 0.0 && compat::isfinite(wmax);
     if (!ok) return zero(team, A, m);
     Scratch s(team.team_scratch(0), scratch_doubles(m));
     double* const z = s.data();
@@ -120,11 +122,12 @@ struct EigFinishDmma {
   }
 };
 
-/// Runs the DMMA finish when blocks of m fit it (teams of W warps) and returns whether it ran.
-template <int W, class ExecSpace>
+/// Runs the DMMA finish when blocks of m fit it (teams of W warps, at least TeamsPerSm of them
+/// an SM: the launch bound) and returns whether it ran.
+template <int W, int TeamsPerSm, class ExecSpace>
 bool eig_finish_dmma(ExecSpace const& space, EigRounds<typename ExecSpace::memory_space> const& r,
                      MatrixBatch<typename ExecSpace::memory_space> c, double clip) {
-  using F = EigFinishDmma<ExecSpace, W>;
+  using F = EigFinishDmma<ExecSpace, W, TeamsPerSm>;
   int const m = r.m, nmat = int(c.extent(0));
   if (!F::fits(m)) return false;
   int const bytes = int(F::Scratch::shmem_size(F::scratch_doubles(m)));

@@ -352,7 +352,9 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   }
 
   if constexpr (Tune::eig_finish_dmma)
-    if (eig_finish_dmma<Tune::eig_finish_warps>(space, r, c, rel_clip)) return;
+    if (eig_finish_dmma<Tune::eig_finish_warps, Tune::eig_finish_teams_per_sm>(space, r, c,
+                                                                               rel_clip))
+      return;
   // finish: Q, its GEMM staged through level 0.
   int const gtr = tile_for<Tune>(m), gtn = tile_for<Tune>(m);
   int const stage = stage_doubles<Policy, Tune>(0, "solve::inverse_sqrt");
