@@ -13,10 +13,21 @@ note() { echo "[$((SECONDS - t0)) s] $*"; }
 # build-device-NAME with the extra TARGETS (log: $out/build-NAME.log); stops the script on a
 # failure. Then the executables find the device's Kokkos.
 device_build() {
+  # A warm machine keeps build-device-*. A tree unpacked since by git archive keeps its
+  # commit's file times, older than the build's, and ninja would not rebuild it (session 14,
+  # call 7): such a build goes when its sources differ. This tree's edits are newer.
+  local stamp=""
+  if [ "$2" != "$here" ]; then
+    stamp="$(cd "$2" && find CMakeLists.txt cmake include src perf -type f -print0 | sort -z |
+      xargs -0 md5sum | md5sum | cut -c1-32)"
+    [ "$(cat "$here/build-device-$1/.source-stamp" 2>/dev/null)" = "$stamp" ] ||
+      rm -rf "$here/build-device-$1"
+  fi
   OUT="/tmp/build-$1" KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_SOURCE="$2" \
     KSPECTER_DEVICE_BUILD="$here/build-device-$1" KSPECTER_DEVICE_EXTRA_TARGETS="$3" \
     bash "$here/perf/device/python_cupy.sh" run > "$out/build-$1.log" 2>&1 ||
     { tail -n 30 "$out/build-$1.log"; exit 1; }
+  [ -z "$stamp" ] || echo "$stamp" > "$here/build-device-$1/.source-stamp"
   case ":${LD_LIBRARY_PATH:-}:" in
     *:/tmp/kspecter-kokkos-cuda/lib-use:*) ;;
     *) export LD_LIBRARY_PATH="/tmp/kspecter-kokkos-cuda/lib-use${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
