@@ -78,7 +78,7 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, wrows * ld), [&](int e) { Z[e] = 0.0; });
     int const warp = team.team_rank() / 32, lane = team.team_rank() % 32;
     int const gid = lane / 4, tig = lane % 4;
-    double g[kGram][2];  // the warp's tiles of C (each_gram_tile)
+    double g[kGram][2];  // the warp's tiles of C (each_warp_tile)
     KSPECTER_UNROLL
     for (int e = 0; e < kGram; ++e) g[e][0] = g[e][1] = 0.0;
     double const* L = &l(p, 0, 0);
@@ -97,7 +97,7 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
       team.team_barrier();
       panel_gram(Z, r0, started, warp, gid, tig, g);
     }
-    each_gram_tile(warp, [&](int e, int a, int cc) {
+    each_warp_tile<W, kGram>(warp, [&](int e, int a, int cc) {
       if (a >= nt) return;  // past the triangle
       KSPECTER_UNROLL
       for (int h = 0; h < 2; ++h) {
@@ -107,19 +107,6 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
         C[q2 * m + q1] = g[e][h];
       }
     });
-  }
-
-  // f(e, a, cc) for the warp's tiles e = 0, 1, ... of C's lower triangle of 8 x 8 tiles: tiles
-  // t = warp + W e, row by row, as (a, cc) with a >= cc, followed without a division.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION static void each_gram_tile(int warp, F const& f) {
-    int a = 0, cc = warp;
-    KSPECTER_UNROLL
-    for (int e = 0; e < kGram; ++e) {
-      while (cc > a) cc -= ++a;
-      f(e, a, cc);
-      cc += W;
-    }
   }
 
   // f(o, h, q) for the lane's entries of the warp's started tiles: x[o][h] is column q.
@@ -206,12 +193,12 @@ struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
     }
   }
 
-  // Step 3: C += Z_Rᵀ Z_R on the warp's tiles (each_gram_tile) whose rows have started.
+  // Step 3: C += Z_Rᵀ Z_R on the warp's tiles (each_warp_tile) whose rows have started.
   KOKKOS_INLINE_FUNCTION void panel_gram(double const* Z, int r0, int started, int warp, int gid,
                                          int tig, double (&g)[kGram][2]) const {
     double const* z0 = Z + std::size_t(slot_of(r0 + tig)) * ld;
     double const* z1 = Z + std::size_t(slot_of(r0 + 4 + tig)) * ld;
-    each_gram_tile(warp, [&](int e, int a, int cc) {
+    each_warp_tile<W, kGram>(warp, [&](int e, int a, int cc) {
       if (a >= started) return;
       int const qa = 8 * a + gid, qc = 8 * cc + gid;
       dmma_8x8x4(g[e][0], g[e][1], qa < m ? z0[qa] : 0.0, qc < m ? z0[qc] : 0.0);

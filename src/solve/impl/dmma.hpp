@@ -4,6 +4,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "unroll.hpp"
+
 namespace kspecter::solve::detail {
 
 /// D = A B + D for one warp's 8 x 8 x 4 fp64 product: lane l holds A(l / 4, l % 4),
@@ -27,6 +29,20 @@ KOKKOS_INLINE_FUNCTION double warp_value(double v, int src) {
   (void)src;
   return v;
 #endif
+}
+
+/// f(e, a, cc) for the tiles e = 0 .. N - 1 of warp `warp` of W that share a lower triangle of
+/// tiles: tiles t = warp + W e, row by row, as (a, cc) with a >= cc, followed without a
+/// division (those past the triangle's last tile included: the caller checks t).
+template <int W, int N, class F>
+KOKKOS_INLINE_FUNCTION void each_warp_tile(int warp, F const& f) {
+  int a = 0, cc = warp;
+  KSPECTER_UNROLL
+  for (int e = 0; e < N; ++e) {
+    while (cc > a) cc -= ++a;
+    f(e, a, cc);
+    cc += W;
+  }
 }
 
 }  // namespace kspecter::solve::detail

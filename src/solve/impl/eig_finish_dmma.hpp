@@ -62,7 +62,7 @@ struct EigFinishDmma {
     int const gid = lane / 4, tig = lane % 4;
     double g[kOwn][2] = {};
     int col_a[kOwn], col_c[kOwn];  // the lane's columns of its tiles' two operands
-    each_tile(warp, [&](int e, int a, int cc) {
+    each_warp_tile<W, kOwn>(warp, [&](int e, int a, int cc) {
       col_a[e] = 8 * a + gid;
       col_c[e] = 8 * cc + gid;
     });
@@ -93,7 +93,7 @@ struct EigFinishDmma {
     }
     if (bad != 0) return zero(team, A, m);
     // Lane (gid, tig) holds D(gid, 2 tig + h) of each tile: Q(8 a + gid, 8 cc + 2 tig + h).
-    each_tile(warp, [&](int e, int a, int cc) {
+    each_warp_tile<W, kOwn>(warp, [&](int e, int a, int cc) {
       if (warp + W * e >= ntile) return;
       int const i = 8 * a + gid;
       KSPECTER_UNROLL
@@ -102,19 +102,6 @@ struct EigFinishDmma {
         if (i < m && j < m && (a > cc || i >= j)) A[i * m + j] = A[j * m + i] = g[e][h];
       }
     });
-  }
-
-  // f(e, a, cc) for the warp's tiles e = 0, 1, ...: tiles t = warp + W e of the lower
-  // triangle, row by row, as (a, cc) with a >= cc (those past the last tile included).
-  template <class F>
-  KOKKOS_INLINE_FUNCTION static void each_tile(int warp, F const& f) {
-    int a = 0, cc = warp;
-    KSPECTER_UNROLL
-    for (int e = 0; e < kOwn; ++e) {
-      while (cc > a) cc -= ++a;
-      f(e, a, cc);
-      cc += W;
-    }
   }
 
   KOKKOS_INLINE_FUNCTION static void zero(Member const& team, double* A, int m) {
