@@ -281,10 +281,11 @@ struct EigRound {
   /// `by` (-1: Z formed instead).
   void set(int into, int by, int chain_league) {
     chain_teams = into >= 0 ? chain_league : 0;
-    if (into >= 0) chain_rec = r.rec[into];
+    chain_rec = r.rec[into >= 0 ? into : 0];
     rot_teams = nmat * groups;
     form = by < 0;
-    if (by >= 0) rot_rec = r.rec[by];
+    // Forming reads no record, but the slice takes its pointers: a null View's are undefined.
+    rot_rec = r.rec[by >= 0 ? by : 0];
   }
 };
 
