@@ -132,15 +132,17 @@ void guard_fits_headers(std::string const& path, std::istream& in) {
         name = quoted_string(value_field(c));
     for (std::size_t i = 0; i < h.cards.size(); ++i) {
       std::string_view const token = unquoted_token(value_field(h.cards[i]));
-      // A tile size of 0 or less: CFITSIO divides by it when it opens the compressed HDU.
+      // A tile size that is not a positive integer: CFITSIO divides by what it makes of it
+      // when it opens the compressed HDU (0 from a quoted value with NULs, say).
       if (h.cards[i].compare(0, 5, "ZTILE") == 0 && h.cards[i].size() > 5 && h.cards[i][5] >= '1' &&
           h.cards[i][5] <= '9') {
         auto const v = integer_value(value_field(h.cards[i]));
-        if (v && *v <= 0)
+        if (!v || *v <= 0)
           throw InputError(path, name,
                            "header card " + std::to_string(i + 1) + " (" + h.cards[i].substr(0, 8) +
-                               ") gives a tile size of " + std::to_string(*v) +
-                               ": tiles are at least 1 pixel");
+                               ") gives a tile size of " +
+                               (v ? std::to_string(*v) : std::string("no integer")) +
+                               ": tiles are a whole number of pixels, at least 1");
       }
       if (token.size() >= 70)
         throw InputError(path, name,

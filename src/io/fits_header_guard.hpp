@@ -13,7 +13,8 @@ namespace kspecter::io {
 /// cannot parse safely:
 ///   - a value without quotes of 70 characters or more (no FITS value is written so: CFITSIO
 ///     copies a TTYPEn value into a 70-byte field with no room for the terminator);
-///   - a ZTILEn of 0 or less (CFITSIO divides by it when it opens a compressed image).
+///   - a ZTILEn that is not an integer of 1 or more (CFITSIO divides by it when it opens a
+///     compressed image).
 /// Whatever it cannot follow (not FITS, truncated, unreadable sizes) ends the walk quietly:
 /// CFITSIO reports those, and the readers put them in their own words.
 void guard_fits_headers(std::string const& path);
