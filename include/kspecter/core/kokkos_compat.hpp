@@ -9,6 +9,15 @@
 #include <utility>
 #include <vector>
 
+// KSPECTER_CUDA_DMMA: CUDA for sm_80 and later, whose fp64 tensor cores (mma.m8n8k4.f64) the
+// DMMA kernels of solve/ use. Kokkos 3.4 and 4.x share these generation macros.
+#if defined(KOKKOS_ENABLE_CUDA) && \
+    (defined(KOKKOS_ARCH_AMPERE) || defined(KOKKOS_ARCH_ADA89) || defined(KOKKOS_ARCH_HOPPER))
+#define KSPECTER_CUDA_DMMA 1
+#else
+#define KSPECTER_CUDA_DMMA 0
+#endif
+
 namespace kspecter::compat {
 
 // Mathematical functions moved from Kokkos::Experimental into Kokkos in 3.7; the old names

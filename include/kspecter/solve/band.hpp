@@ -56,11 +56,7 @@ struct BandTuning<Kokkos::Cuda> {
   static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
   static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
   static constexpr int blocks_teams_per_sm = 5;  // 96 registers: 5 teams (scratch allows 5)
-#if defined(KOKKOS_ARCH_AMPERE) || defined(KOKKOS_ARCH_ADA89) || defined(KOKKOS_ARCH_HOPPER)
-  static constexpr bool dmma = true;
-#else
-  static constexpr bool dmma = false;
-#endif
+  static constexpr bool dmma = KSPECTER_CUDA_DMMA;
   // bench_band (H100, 4700 patches): 5 warps, 4 teams an SM 14.7 ms; 4 warps 15.7 (4 teams)
   // and 14.9 (5); 8 warps 21.1; the grouped kernel 30.1.
   static constexpr int dmma_warps = 5, dmma_teams_per_sm = 4;

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "eig_finish_dmma.hpp"
@@ -298,6 +299,8 @@ bool inverse_sqrt_staged_fits(int m) {
   return eig_prepare_doubles(m) <= l0_doubles && 2 * m + 1 <= l0_doubles;
 }
 
+/// Precondition: inverse_sqrt_staged_fits<ExecSpace>(m) (inverse_sqrt_impl takes the fused
+/// kernel otherwise); a call without it is a programming error, reported as such.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                          double rel_clip) {
@@ -308,8 +311,8 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   int const nmat = int(c.extent(0)), m = int(c.extent(1));
   if (!inverse_sqrt_staged_fits<ExecSpace>(m))
-    throw ParameterError("solve::inverse_sqrt: blocks of " + std::to_string(m) +
-                         " do not fit the team scratch of the staged kernels");
+    throw std::logic_error("solve::inverse_sqrt_staged: called with blocks of " +
+                           std::to_string(m) + ", too wide for its team scratch");
   EigRounds<Mem> const r(nmat, m, Tune::eig_round);
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {

@@ -81,8 +81,7 @@ struct Tuning<ExecSpace, false> {
   /// eig_finish_warps warps, eig_finish_teams_per_sm an SM at least (the launch bound): CUDA
   /// on sm_80 and later. H100, a batch of 5875 blocks of 74 (ncu): 4 warps at 154 registers
   /// 0.65 ms, the generic finish 1.46 ms; 8 warps, 3 teams: 80 registers.
-#if defined(KOKKOS_ENABLE_CUDA) && \
-    (defined(KOKKOS_ARCH_AMPERE) || defined(KOKKOS_ARCH_ADA89) || defined(KOKKOS_ARCH_HOPPER))
+#if KSPECTER_CUDA_DMMA
   static constexpr bool eig_finish_dmma = std::is_same_v<ExecSpace, Kokkos::Cuda>;
 #else
   static constexpr bool eig_finish_dmma = false;
