@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
       row<Shape<true, 32, 32, 64>>("chains 64 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 16>>("chains 16 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 8>>("chains 8 a team", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 32, 4>>("chains 4 a team", space, blocks, work, ref, args.reps);
+      row<Shape<true, 32, 32, 2>>("chains 2 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 32, 1>>("a sweep a pass", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 32, 3>>("3 sweeps a pass", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 32, 4>>("4 sweeps a pass", space, blocks, work, ref, args.reps);
