@@ -79,7 +79,16 @@ KOKKOS_INLINE_FUNCTION bool eig_chain_round(EigRounds<Mem> const& r, EigRecord<M
     return false;
   }
   int const m = r.m;
-  for (int i = 0; i < 2 * m; ++i) de[i] = r.vec(b, i);
+  double const* const vec = &r.vec(b, 0);
+  int i = 0;
+  for (; i + column_batch <= 2 * m; i += column_batch) {  // loads in flight before the stores
+    double v[column_batch];
+    KSPECTER_UNROLL
+    for (int u = 0; u < column_batch; ++u) v[u] = vec[i + u];
+    KSPECTER_UNROLL
+    for (int u = 0; u < column_batch; ++u) de[i + u] = v[u];
+  }
+  for (; i < 2 * m; ++i) de[i] = vec[i];
   QlChain<Rsqrt> q(de, de + m, m);
   q.l = st[R::l_field];
   q.iter = st[R::iter_field];
@@ -136,6 +145,23 @@ struct StagedShare {
   }
 };
 
+/// dst[t] = src(t) for t < n over the team, U loads in flight a thread before it stores any:
+/// a plain loop's scratch store waits on its global load, one memory latency an entry
+/// (perf/gpu_runs.md, session 15: a fifth of a rounds launch went to loading the slices).
+template <int U, class Member, class Src>
+KOKKOS_INLINE_FUNCTION void team_load(Member const& team, int n, double* dst, Src const& src) {
+  int const rank = team.team_rank(), ts = team.team_size();
+  for (int t0 = rank; t0 < n; t0 += U * ts) {
+    double v[U];
+    KSPECTER_UNROLL
+    for (int u = 0; u < U; ++u)
+      if (t0 + u * ts < n) v[u] = src(t0 + u * ts);
+    KSPECTER_UNROLL
+    for (int u = 0; u < U; ++u)
+      if (t0 + u * ts < n) dst[t0 + u * ts] = v[u];
+  }
+}
+
 /// x ← x - tau (x·v) vᵀ on one row of Z (entries `stride` apart, r of them): the dot product
 /// in four partial sums, so that it waits on a quarter of the chain of additions.
 KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, int r, double tau) {
@@ -149,7 +175,19 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
   }
   for (; t < r; ++t) s0 += x[t * stride] * v[t];
   double const h = tau * ((s0 + s1) + (s2 + s3));
-  for (t = 0; t < r; ++t) x[t * stride] -= h * v[t];
+  // The update U entries at a time, loaded before any is stored (see update_column).
+  constexpr int U = column_batch;
+  for (t = 0; t + U <= r; t += U) {
+    double xs[U], vs[U];
+    KSPECTER_UNROLL
+    for (int u = 0; u < U; ++u) {
+      xs[u] = x[(t + u) * stride];
+      vs[u] = v[t + u];
+    }
+    KSPECTER_UNROLL
+    for (int u = 0; u < U; ++u) x[(t + u) * stride] = xs[u] - h * vs[u];
+  }
+  for (; t < r; ++t) x[t * stride] -= h * v[t];
 }
 
 /// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
@@ -203,8 +241,7 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
   if (form) {
     form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
-                         [&](int t) { x[t] = zt[(t / w) * m + c0 + t % w]; });
+    team_load<column_batch>(team, m * w, x, [&](int t) { return zt[(t / w) * m + c0 + t % w]; });
   }
   SweepGroup<N> g(sw, nsweep, 0, 0);
   GroupShare<N> share;
