@@ -31,14 +31,13 @@ using Mem = Space::memory_space;
 using Base = ks::Tuning<Space>;
 
 /// The backend's tuning, one kernel or staged (inverse_sqrt_staged.hpp) with other round
-/// sizes (rotations a matrix records, in units of m), slices of Z's rows for the rotations,
-/// matrices a team of the QL chains and sweeps a pass of the rotations.
+/// sizes (rotations a matrix records, in units of m), slices of Z's rows for the rotations and
+/// matrices a team of the QL chains.
 template <bool Staged, int Round = Base::eig_round, int Cols = Base::eig_apply_cols,
-          int Chains = Base::eig_chain_team, int Fuse = Base::eig_fuse_sweeps>
+          int Chains = Base::eig_chain_team>
 struct Shape : Base {
   static constexpr bool eig_staged = Staged;
   static constexpr int eig_round = Round, eig_apply_cols = Cols, eig_chain_team = Chains;
-  static constexpr int eig_fuse_sweeps = Fuse;
 };
 
 struct Result {
@@ -76,9 +75,9 @@ void row(char const* name, Space const& space, ks::MatrixBatch<Mem> pristine,
          ks::MatrixBatch<Mem> work, std::vector<double> const& ref, int reps) {
   std::vector<double> q;
   Result const r = measure<Tune>(space, pristine, work, &ref, &q, reps);
-  std::printf("%-28s %6s %5d %5d %6d %4d %11.4f %11.4f %12.2e\n", name,
-              Tune::eig_staged ? "yes" : "no", Tune::eig_round, Tune::eig_apply_cols,
-              Tune::eig_chain_team, Tune::eig_fuse_sweeps, r.best, r.median, r.maxdiff);
+  std::printf("%-28s %6s %5d %5d %6d %11.4f %11.4f %12.2e\n", name, Tune::eig_staged ? "yes" : "no",
+              Tune::eig_round, Tune::eig_apply_cols, Tune::eig_chain_team, r.best, r.median,
+              r.maxdiff);
 }
 
 }  // namespace
@@ -100,13 +99,13 @@ int main(int argc, char** argv) {
     ks::MatrixBatch<Mem> work("work", std::size_t(nmat) * nfiber, m, m);
     std::printf("bench_inverse_sqrt: %s, concurrency %d, %d blocks of %d x %d, %d reps\n",
                 Space::name(), Space::concurrency(), nmat * nfiber, m, m, args.reps);
-    std::printf("%-28s %6s %5s %5s %6s %4s %11s %11s %12s\n", "shape", "staged", "round", "rows",
-                "chains", "fuse", "best [s]", "median [s]", "max rel diff");
+    std::printf("%-28s %6s %5s %5s %6s %11s %11s %12s\n", "shape", "staged", "round", "rows",
+                "chains", "best [s]", "median [s]", "max rel diff");
     std::vector<double> ref;
     Result const r0 = measure<Base>(space, blocks, work, nullptr, &ref, args.reps);
-    std::printf("%-28s %6s %5d %5d %6d %4d %11.4f %11.4f %12s\n", "backend tuning",
+    std::printf("%-28s %6s %5d %5d %6d %11.4f %11.4f %12s\n", "backend tuning",
                 Base::eig_staged ? "yes" : "no", Base::eig_round, Base::eig_apply_cols,
-                Base::eig_chain_team, Base::eig_fuse_sweeps, r0.best, r0.median, "reference");
+                Base::eig_chain_team, r0.best, r0.median, "reference");
     if (host) {
       row<Shape<true>>("staged", space, blocks, work, ref, args.reps);
     } else {
@@ -120,10 +119,6 @@ int main(int argc, char** argv) {
       row<Shape<true, 32, 32, 8>>("chains 8 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 4>>("chains 4 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 2>>("chains 2 a team", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 1>>("a sweep a pass", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 3>>("3 sweeps a pass", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 4>>("4 sweeps a pass", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 6>>("6 sweeps a pass", space, blocks, work, ref, args.reps);
     }
   }
   Kokkos::finalize();

@@ -6,6 +6,8 @@
 # extract, write one simulated full-frame preproc) run; the idle reading before each is
 # subtracted. The CUDA context (a few hundred MB) is part of the process's share.
 #
+# KSPECTER_BUDGETS="5 6" samples bench_extract with those memory budgets (GiB) too.
+#
 # Device call (carry [".gpu-python", ".gpu-specter"], timeout_s 600):
 #   bash perf/device/memory_peak.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -31,6 +33,10 @@ bench="$here/build-device-after/perf/bench_extract"
 cli="$here/build-device-after/src/cli/kspecter"
 sampled bench_extract "$bench" --psf "$psf" --repeat 1 --solver band
 grep -E "peak device memory|extract_frame wall" "$out/bench_extract.log"
+for g in ${KSPECTER_BUDGETS:-}; do  # other memory budgets (GiB): larger batches, fewer of them
+  sampled "bench_extract_budget_$g" "$bench" --psf "$psf" --repeat 1 --solver band --budget "$g"
+  grep -E "batch\(es\)|peak device memory|extract_frame wall" "$out/bench_extract_budget_$g.log"
+done
 "$cli" simulate --psf "$psf" -o /tmp/memory_peak_preproc.fits --seed 1 --log-level quiet
 sampled cli "$cli" extract -w 5760,7620,0.8 -i /tmp/memory_peak_preproc.fits -p "$psf" \
   -o /tmp/memory_peak_frame.fits --backend cuda --no-truth

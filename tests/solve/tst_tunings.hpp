@@ -32,7 +32,7 @@ struct GpuLike {
   static constexpr int mr = 32, nr = 16, quantum = 32, pad = 1, block = 32, max_tile = 96;
   static constexpr int team_size = 2, eig_team_size = 2, eig_stage = 1024, eig_matrices = 1;
   static constexpr bool coalesce = true, host_simd = false, eig_staged = true;
-  static constexpr int eig_chain_team = 2, eig_apply_cols = 2, eig_round = 2, eig_fuse_sweeps = 3;
+  static constexpr int eig_chain_team = 2, eig_apply_cols = 2, eig_round = 2;
   static constexpr bool eig_finish_dmma = false;
   static constexpr int eig_finish_warps = 1, eig_finish_teams_per_sm = 1;
 };
@@ -51,12 +51,6 @@ struct Portable {
 struct HostStaged : kspecter::solve::Tuning<TEST_EXECSPACE> {
   static constexpr bool eig_staged = true;
   static constexpr int eig_round = 3, eig_apply_cols = 5;
-};
-
-/// HostStaged with N sweeps to a pass of the rotations.
-template <int N>
-struct HostStagedFused : HostStaged {
-  static constexpr int eig_fuse_sweeps = N;
 };
 
 template <class Tune>
@@ -180,34 +174,6 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_agrees_with_one_kernel) {
   double sum = 0.0;
   for (int k = 0; k < m * m; ++k) sum += std::fabs(staged[k]);
   EXPECT_GT(sum, 0.0);
-}
-
-// Sweeps fused into one pass (eig_sweep_group.hpp) make each rotation from the same inputs in
-// the same order, so Q is the same bits for every N. Blocks of several sizes, a record of a
-// few sweeps a round (HostStaged), so that groups are cut short at the end of each round.
-TEST(TEST_CATEGORY, staged_fused_sweeps_are_bitwise_one_sweep) {
-  auto const seed = ref::fresh_seed();
-  SCOPED_TRACE("seed = " + std::to_string(seed));
-  for (int m : {3, 4, 9, 74}) {
-    int const nmat = 5;
-    std::vector<double> in;
-    for (int b = 0; b < nmat; ++b) {
-      auto const a = b == 2 && m > 4 ? ref::with_spectrum(geometric_spectrum(m, 1e8), seed + b)
-                                     : ref::random_spd(m, seed + b, 1e-2);
-      in.insert(in.end(), a.begin(), a.end());
-    }
-    auto const one = inverse_sqrt_with<HostStagedFused<1>>(in, nmat, m);
-    for (auto const& fused : {inverse_sqrt_with<HostStagedFused<2>>(in, nmat, m),
-                              inverse_sqrt_with<HostStagedFused<3>>(in, nmat, m),
-                              inverse_sqrt_with<HostStagedFused<5>>(in, nmat, m)}) {
-      ASSERT_EQ(fused.size(), one.size());
-      for (std::size_t k = 0; k < one.size(); ++k)
-        ASSERT_EQ(fused[k], one[k]) << "m = " << m << ", entry " << k;
-    }
-    double sum = 0.0;
-    for (double v : one) sum += std::fabs(v);
-    EXPECT_GT(sum, 0.0) << "m = " << m;
-  }
 }
 
 TEST(TEST_CATEGORY, gpu_shaped_kernels_small_blocks) { check_chain<GpuLike>(3, 37, 3); }

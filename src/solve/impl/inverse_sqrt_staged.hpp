@@ -28,7 +28,6 @@
 #include "eig_finish_dmma.hpp"
 #include "eig_rounds.hpp"
 #include "eig_steps.hpp"
-#include "eig_sweep_group.hpp"
 #include "ql_chain.hpp"
 #include "tridiagonal_packed.hpp"
 #include "tuning.hpp"
@@ -222,41 +221,47 @@ KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, i
 
 /// A launch's share of the rows [c0, c0 + w) of matrix b's Z (columns of Zᵀ), a thread a row,
 /// the slice in level-0 scratch `x` ([m][w]): formed from the reflectors (`form`, the first
-/// launch), or loaded and rotated by the sweeps of `rec`, N at a time (eig_sweep_group.hpp);
-/// then stored. Each group's rotations are staged by the whole team into a table in `rot`
-/// (group_table_doubles<N>(m) of scratch), from registers loaded while the group before ran
-/// (GroupShare): a row's chain then waits on scratch, and the team on no global load between
-/// groups.
-template <int N, class Member, class Mem>
+/// launch), or loaded and rotated by the sweeps of `rec`; then stored. Each sweep's rotations are
+/// staged by the whole team into `rot` (2 m doubles of scratch: c, then s), from registers loaded
+/// while the sweep before ran (StagedShare): a row's chain then waits on scratch, and the team on
+/// no global load between sweeps.
+template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
                                              EigRecord<Mem> const& rec, double const* refl,
                                              bool form, int b, int c0, int w, double* x,
                                              double* rot) {
-  CsPair* const table = group_table(rot);
   int const m = r.m, nsweep = form ? 0 : rec.nsweep(b);
   double* const zt = &r.zt(b, 0, 0);
   double const* const cs = &rec.cs(b, 0);
   double const* const sn = &rec.sn(b, 0);
   int const* const sw = &rec.sweeps(b, 0);
+  auto const length = [&](int k) { return k < nsweep ? sw[2 * k + 1] - sw[2 * k] + 1 : 0; };
   if (form) {
     form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
     team_load<column_batch>(team, m * w, x, [&](int t) { return zt[(t / w) * m + c0 + t % w]; });
   }
-  SweepGroup<N> g(sw, nsweep, 0, 0);
-  GroupShare<N> share;
-  share.load(team, g, cs, sn);
-  share.store(team, g, cs, sn, table);
+  StagedShare sc, ss;
+  int len = length(0);
+  sc.load(team, cs, len);
+  ss.load(team, sn, len);
+  sc.store(team, cs, len, rot);
+  ss.store(team, sn, len, rot + m);
   team.team_barrier();
-  for (int k = 0; k < nsweep; k += N) {
-    SweepGroup<N> const next(sw, nsweep, k + N, g.end());
-    share.load(team, next, cs, sn);
+  int off = 0;
+  for (int k = 0; k < nsweep; ++k) {
+    int const lo = sw[2 * k], hi = sw[2 * k + 1];
+    int const next = off + len, nlen = length(k + 1);
+    sc.load(team, cs + next, nlen);
+    ss.load(team, sn + next, nlen);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
-                         [&](int c) { rotate_column_group<N>(x + c, w, table, g.lo, g.hi); });
+                         [&](int c) { rotate_column<-1>(x + c, w, rot, rot + m, hi, lo, hi); });
     team.team_barrier();
-    share.store(team, next, cs, sn, table);
+    sc.store(team, cs + next, nlen, rot);
+    ss.store(team, sn + next, nlen, rot + m);
     team.team_barrier();
-    g = next;
+    off = next;
+    len = nlen;
   }
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
                        [&](int t) { zt[(t / w) * m + c0 + t % w] = x[t]; });
@@ -265,8 +270,8 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
 /// One launch of the rounds (a functor: what it runs changes between launches). Its first
 /// `chain_teams` teams run a round's chains, `per` matrices a team, into `chain_rec`; the
 /// `rot_teams` after them rotate Z's slices by `rot_rec`, or form them (`form`). The reduction
-/// counts the matrices whose chains still run. The rotations apply N sweeps at a time.
-template <class ExecSpace, bool Rsqrt, int N>
+/// counts the matrices whose chains still run.
+template <class ExecSpace, bool Rsqrt>
 struct EigRound {
   using Mem = typename ExecSpace::memory_space;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -289,9 +294,9 @@ struct EigRound {
     int const b = (t - chain_teams) / groups, g = (t - chain_teams) % groups;
     if (!form && rot_rec.nsweep(b) == 0) return;
     int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
-    Scratch x(team.team_scratch(0), r.m * width + group_table_doubles<N>(r.m));
-    eig_rotate_slice<N>(team, r, rot_rec, &c(b, 0, 0), form, b, c0, w, x.data(),
-                        x.data() + r.m * width);
+    Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
+    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), form, b, c0, w, x.data(),
+                     x.data() + r.m * width);
   }
 
   /// Matrices [first, first + per): a thread's chains with (d, e) 2 m + 1 doubles apart in
@@ -363,12 +368,11 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   // rotations' teams.
   int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
   int const width = (m + groups - 1) / groups;
-  constexpr int fuse = Tune::eig_fuse_sweeps;
-  int const slice = m * width + group_table_doubles<fuse>(m);
+  int const slice = m * width + 2 * m;
   int const fit = slice / (2 * m + 1) > 1 ? slice / (2 * m + 1) : 1;
   int const per = std::min({Tune::eig_chain_team, Tune::eig_apply_cols, fit});
   int const chain_league = (nmat + per - 1) / per;
-  EigRound<ExecSpace, Tune::coalesce, fuse> round{r, c, nmat, per, groups, width};
+  EigRound<ExecSpace, Tune::coalesce> round{r, c, nmat, per, groups, width};
   int const bytes = int(Scratch::shmem_size(std::max(slice, per * (2 * m + 1))));
   auto const launch = [&](int into, int by) {
     round.set(into, by, chain_league);

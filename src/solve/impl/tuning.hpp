@@ -53,9 +53,6 @@ struct Tuning {
   /// per team of the rotations (one a thread); rotations a matrix records per round, in
   /// units of m.
   static constexpr int eig_chain_team = 1, eig_apply_cols = 16, eig_round = 32;
-  /// Staged only: QL sweeps the rotations apply to a row of Z in one pass
-  /// (eig_sweep_group.hpp).
-  static constexpr int eig_fuse_sweeps = 2;
   static constexpr bool eig_finish_dmma = false;  // the GPUs' (below)
   static constexpr int eig_finish_warps = 1, eig_finish_teams_per_sm = 1;
   /// Whether consecutive threads of a team should touch consecutive addresses (GPU
@@ -80,7 +77,6 @@ struct Tuning<ExecSpace, false> {
   static constexpr int eig_matrices = 1;
   static constexpr bool eig_staged = true;
   static constexpr int eig_chain_team = 32, eig_apply_cols = 32, eig_round = 32;
-  static constexpr int eig_fuse_sweeps = 2;
   /// The staged finish on the fp64 tensor cores (eig_finish_dmma.hpp), teams of
   /// eig_finish_warps warps, eig_finish_teams_per_sm an SM at least (the launch bound): CUDA
   /// on sm_80 and later. H100, a batch of 5875 blocks of 74 (ncu): 4 warps at 154 registers
