@@ -31,14 +31,13 @@ using Mem = Space::memory_space;
 using Base = ks::Tuning<Space>;
 
 /// The backend's tuning, one kernel or staged (inverse_sqrt_staged.hpp) with other round
-/// sizes (rotations a matrix records, in units of m), slices of Z's rows for the rotations,
-/// matrices a team of the QL chains and threads a team of the tridiagonalisation (prepare).
+/// sizes (rotations a matrix records, in units of m), slices of Z's rows for the rotations and
+/// matrices a team of the QL chains.
 template <bool Staged, int Round = Base::eig_round, int Cols = Base::eig_apply_cols,
-          int Chains = Base::eig_chain_team, int Team = Base::eig_team_size>
+          int Chains = Base::eig_chain_team>
 struct Shape : Base {
   static constexpr bool eig_staged = Staged;
   static constexpr int eig_round = Round, eig_apply_cols = Cols, eig_chain_team = Chains;
-  static constexpr int eig_team_size = Team;
 };
 
 struct Result {
@@ -120,10 +119,6 @@ int main(int argc, char** argv) {
       row<Shape<true, 32, 32, 8>>("chains 8 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 4>>("chains 4 a team", space, blocks, work, ref, args.reps);
       row<Shape<true, 32, 32, 2>>("chains 2 a team", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 32>>("prepare teams of 32", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 64>>("prepare teams of 64", space, blocks, work, ref, args.reps);
-      row<Shape<true, 32, 32, 32, 128>>("prepare teams of 128", space, blocks, work, ref,
-                                        args.reps);
     }
   }
   Kokkos::finalize();

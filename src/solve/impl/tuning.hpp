@@ -72,7 +72,7 @@ struct Tuning<ExecSpace, false> {
   static constexpr int block = 64;
   static constexpr int max_tile = 80;
   static constexpr int team_size = 256;
-  static constexpr int eig_team_size = 32;
+  static constexpr int eig_team_size = 128;
   static constexpr int eig_stage = 0;
   static constexpr int eig_matrices = 1;
   static constexpr bool eig_staged = true;
