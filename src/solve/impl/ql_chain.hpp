@@ -64,8 +64,6 @@ struct QlChain {
     p_ = 0.0;
     i_ = mm_ - 1;
     deflated_ = false;
-    load(i_);
-    d1_ = d[mm_];
     return true;
   }
 
@@ -78,19 +76,13 @@ struct QlChain {
     dir = -1;
   }
 
-  /// Chases the bulge one row up (rotation i); false once the chain is complete. A step
-  /// reads only entries no step of this sweep has written (e[i], d[i], and d[i + 1], which
-  /// the step before read as its d[i]), so each step loads the next one's while it computes:
-  /// on a GPU the chain then waits on its arithmetic, not on scratch.
+  /// Chases the bulge one row up (rotation i); false once the chain is complete.
   KOKKOS_INLINE_FUNCTION bool step() {
     if (i_ < l) return false;
     int const i = i_;
-    double const ei = ei_, di = di_, di1 = d1_;
-    if (i > l) load(i - 1);
-    double const f = s_ * ei;
-    double const bb = c_ * ei;
+    double const f = s_ * e[i];
+    double const bb = c_ * e[i];
     double r, rinv;
-    bool split = false;  // r == 0: tested only where the squares leave their range
     if constexpr (Rsqrt) {
       double const q = f * f + g_ * g_;
       if (q > 1e-300 && q < 1e300) {
@@ -99,33 +91,28 @@ struct QlChain {
       } else {  // squares out of range (or zero)
         r = hypot2(f, g_);
         rinv = 1.0 / r;
-        split = r == 0.0;
       }
     } else {
       r = compat::sqrt(f * f + g_ * g_);
-      if (!(r > 1e-150 && r < 1e150)) {  // squares out of range
-        r = hypot2(f, g_);
-        split = r == 0.0;
-      }
+      if (!(r > 1e-150 && r < 1e150)) r = hypot2(f, g_);  // squares out of range
       rinv = 1.0 / r;
     }
     e[i + 1] = r;
-    if (split) {  // exact split: the rotations so far stand, restart on the rest
-      d[i + 1] = di1 - p_;
+    if (r == 0.0) {  // exact split: the rotations so far stand, restart on the rest
+      d[i + 1] -= p_;
       e[mm_] = 0.0;
       deflated_ = true;
       return false;
     }
     s_ = f * rinv;
     c_ = g_ * rinv;
-    g_ = di1 - p_;
-    r = (di - g_) * s_ + 2.0 * c_ * bb;
+    g_ = d[i + 1] - p_;
+    r = (d[i] - g_) * s_ + 2.0 * c_ * bb;
     p_ = s_ * r;
     d[i + 1] = g_ + p_;
     g_ = c_ * r - bb;
     cs[ofs + dir * i] = c_;
     sn[ofs + dir * i] = s_;
-    d1_ = di;
     --i_;
     return true;
   }
@@ -144,13 +131,8 @@ struct QlChain {
   }
 
  private:
-  KOKKOS_INLINE_FUNCTION void load(int i) {
-    ei_ = e[i];
-    di_ = d[i];
-  }
   int mm_ = 0, i_ = 0;
   double g_ = 0, s_ = 1, c_ = 1, p_ = 0;
-  double ei_ = 0, di_ = 0, d1_ = 0;  // e[i_], d[i_], d[i_ + 1]: the next step's entries
   bool deflated_ = false;
 };
 
