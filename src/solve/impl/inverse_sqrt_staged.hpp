@@ -144,20 +144,51 @@ struct StagedShare {
   }
 };
 
-/// dst[t] = src(t) for t < n over the team, U loads in flight a thread before it stores any:
-/// a plain loop's scratch store waits on its global load, one memory latency an entry
-/// (perf/gpu_runs.md, session 15: a fifth of a rounds launch went to loading the slices).
+/// A thread's walk over the entries t = rank, rank + ts, ... of a slice stored [m][w]: its
+/// row t / w and column t % w kept by steps, without a division an entry.
+struct SliceWalk {
+  int t, i, c, di, dc;  // entry, its row and column; the step's rows and columns
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION SliceWalk(Member const& team, int w)
+      : t(team.team_rank()),
+        i(t / w),
+        c(t % w),
+        di(team.team_size() / w),
+        dc(team.team_size() % w) {}
+  KOKKOS_INLINE_FUNCTION void next(int w, int ts) {
+    t += ts;
+    i += di;
+    c += dc;
+    if (c >= w) {
+      c -= w;
+      ++i;
+    }
+  }
+};
+
+/// dst[t] = src(i, c) for the entries t < n of a slice [m][w] (row i, column c), U loads in
+/// flight a thread before it stores any: a plain loop's scratch store waits on its global
+/// load, one memory latency an entry (perf/gpu_runs.md, session 15: a fifth of a rounds
+/// launch went to loading the slices).
 template <int U, class Member, class Src>
-KOKKOS_INLINE_FUNCTION void team_load(Member const& team, int n, double* dst, Src const& src) {
-  int const rank = team.team_rank(), ts = team.team_size();
-  for (int t0 = rank; t0 < n; t0 += U * ts) {
+KOKKOS_INLINE_FUNCTION void load_slice(Member const& team, int n, int w, double* dst,
+                                       Src const& src) {
+  int const ts = team.team_size();
+  SliceWalk at(team, w);
+  while (at.t < n) {
     double v[U];
+    SliceWalk const first = at;
     KSPECTER_UNROLL
-    for (int u = 0; u < U; ++u)
-      if (t0 + u * ts < n) v[u] = src(t0 + u * ts);
+    for (int u = 0; u < U; ++u) {
+      if (at.t < n) v[u] = src(at.i, at.c);
+      at.next(w, ts);
+    }
+    at = first;
     KSPECTER_UNROLL
-    for (int u = 0; u < U; ++u)
-      if (t0 + u * ts < n) dst[t0 + u * ts] = v[u];
+    for (int u = 0; u < U; ++u) {
+      if (at.t < n) dst[at.t] = v[u];
+      at.next(w, ts);
+    }
   }
 }
 
@@ -197,8 +228,8 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
 template <class Member>
 KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, int m, int c0,
                                          double const* refl, double* buf) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
-                       [&](int t) { x[t] = t / w == c0 + t % w ? 1.0 : 0.0; });
+  int const ts = team.team_size();
+  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = at.i == c0 + at.c ? 1.0 : 0.0;
   if (m < 3) return;
   StagedShare share;
   share.load(team, refl + m, m - 1);
@@ -239,7 +270,7 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
   if (form) {
     form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
-    team_load<column_batch>(team, m * w, x, [&](int t) { return zt[(t / w) * m + c0 + t % w]; });
+    load_slice<column_batch>(team, m * w, w, x, [&](int i, int c) { return zt[i * m + c0 + c]; });
   }
   StagedShare sc, ss;
   int len = length(0);
@@ -263,8 +294,8 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
     off = next;
     len = nlen;
   }
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * w),
-                       [&](int t) { zt[(t / w) * m + c0 + t % w] = x[t]; });
+  int const ts = team.team_size();
+  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) zt[at.i * m + c0 + at.c] = x[at.t];
 }
 
 /// One launch of the rounds (a functor: what it runs changes between launches). Its first
