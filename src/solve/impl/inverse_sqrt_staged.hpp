@@ -205,19 +205,7 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
   }
   for (; t < r; ++t) s0 += x[t * stride] * v[t];
   double const h = tau * ((s0 + s1) + (s2 + s3));
-  // The update U entries at a time, loaded before any is stored (see update_column).
-  constexpr int U = column_batch;
-  for (t = 0; t + U <= r; t += U) {
-    double xs[U], vs[U];
-    KSPECTER_UNROLL
-    for (int u = 0; u < U; ++u) {
-      xs[u] = x[(t + u) * stride];
-      vs[u] = v[t + u];
-    }
-    KSPECTER_UNROLL
-    for (int u = 0; u < U; ++u) x[(t + u) * stride] = xs[u] - h * vs[u];
-  }
-  for (; t < r; ++t) x[t * stride] -= h * v[t];
+  update_column<column_batch>(x, stride, r, [&](int i, double xi) { return xi - h * v[i]; });
 }
 
 /// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
