@@ -27,7 +27,7 @@ struct SpotOptions {
   /// specter does; false ignores them always, as gpu_specter does.
   bool tails = true;
   /// Launch shape; 0 picks the backend's default (host: 32 wavelengths per team of one
-  /// thread; GPU: 8 wavelengths per team, 8 threads x 32 vector lanes). Wavelengths per team
+  /// thread; GPU: 8 wavelengths per team, a thread of 32 vector lanes each). Wavelengths per team
   /// are capped by TeamPolicy::scratch_size_max(0) on the team driver; team_size and
   /// vector_length apply to the team driver only.
   int waves_per_team = 0;

@@ -58,8 +58,6 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
   k.pw1 = psf.wavemax;
   k.layout();
 
-  // The host driver runs teams of one thread.
-  int team_size = HostLoops ? 1 : (options.team_size > 0 ? options.team_size : 8);
   int vector_length = HostLoops ? 1 : (options.vector_length > 0 ? options.vector_length : 32);
   if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
   int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
@@ -75,6 +73,9 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
   if (!HostLoops && wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
   if (wpt > nwave) wpt = nwave;
   k.waves_per_team = wpt;
+  // The host driver runs teams of one thread; the team driver a thread (a warp) per
+  // wavelength of the block.
+  int team_size = HostLoops ? 1 : (options.team_size > 0 ? options.team_size : wpt);
   k.nblocks = (nwave + wpt - 1) / wpt;
   std::size_t const scratch_doubles = std::size_t(k.scratch_waves()) * k.per_wave;
   // Never more threads than the backend allows (a host backend running the team driver

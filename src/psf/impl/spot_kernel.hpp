@@ -15,9 +15,9 @@
 // matrix products: 1.8k instead of 9.2k multiply-adds for a DESI spot.
 //
 // Two drivers share the per-element code, so both do the same arithmetic in the same order:
-// - GPU: the team works on its block of wavelengths step by step (threads over wavelengths
-//   or rows, vector lanes over pixels, a barrier between steps), scratch for the whole block;
-//   the spot is written out with coalesced stores.
+// - GPU: a thread (a warp's vector lanes) per wavelength of the team's block runs the seven
+//   steps, each over all its lanes, on that wavelength's scratch; no team barrier. The spot
+//   is written out with coalesced stores.
 // - Host: a team is one thread that runs all seven steps for one wavelength before the next,
 //   so one wavelength's scratch (5 kB for DESI) stays in L1, and steps 6-7 are loops over
 //   contiguous pixels that the compiler vectorises.
@@ -306,56 +306,56 @@ struct SpotKernel {
     }
   }
 
-  /// GPU: the block of wavelengths step by step.
+  /// f(r, c) for r < rows, c < cols over the thread's vector lanes (r-major). Kokkos ends a
+  /// vector loop with a sync of the thread's lanes (a GPU warp's), so the next step sees what
+  /// this one wrote.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void lanes_2d(member_type const& team, int rows, int cols,
+                                              F const& f) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows * cols), [&](int const k) {
+      int const r = k / cols;
+      f(r, k - r * cols);
+    });
+  }
+
+  /// GPU: a thread (a warp's vector lanes) per wavelength of the block runs the seven steps
+  /// on its own wavelength's scratch, each step over all its lanes. No team barrier: a
+  /// wavelength's steps need only its own lanes' results.
   KOKKOS_INLINE_FUNCTION void run_team(member_type const& team, double* base, int f, int w0,
                                        int nw) const {
     int const fib = fiber_begin + f;
-    int const pwv = per_wave;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw), [&](int const w) {
+      double* const pw = base + w * per_wave;
+      int const iw = w0 + w;
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 3),
-                           [&](int const a) { basis(base + w * pwv, w0 + w, a); });
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw), [&](int const w) {
+                           [&](int const a) { basis(pw, iw, a); });
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nterm),
-                           [&](int const t) { param(base + w * pwv, fib, t); });
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw), [&](int const w) {
+                           [&](int const t) { param(pw, fib, t); });
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nx + ny + 2), [&](int const m) {
-        edge(base + w * pwv, m);
-        if (m == 0) corner(base + w * pwv, f, w0 + w);
+        edge(pw, m);
+        if (m == 0) corner(pw, f, iw);
       });
-    });
-    team.team_barrier();
-    int const nrow = ngx + ngy;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw * nrow), [&](int const wr) {
-      int const w = wr / nrow, r = wr - w * nrow;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, r < ngx ? nx : ny),
-                           [&](int const m) { pixel_integral(base + w * pwv, r, m); });
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw * ngx), [&](int const wi) {
-      int const w = wi / ngx, i = wi - w * ngx;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, ny),
-                           [&](int const iy) { contract_y(base + w * pwv, i, iy); });
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw * ny), [&](int const wy) {
-      int const w = wy / ny, iy = wy - w * ny;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nx),
-                           [&](int const ix) { pixel(base + w * pwv, iy, ix); });
-    });
-    team.team_barrier();
-    int const npix = nx * ny;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nw), [&](int const w) {
-      double const* const S = base + w * pwv + off_s;
+      // Step 4: the ngx rows of nx x-pixels, then the ngy rows of ny y-pixels.
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, ngx * nx + ngy * ny), [&](int const k) {
+        int const ky = k - ngx * nx;
+        if (ky < 0) {
+          int const r = k / nx;
+          pixel_integral(pw, r, k - r * nx);
+        } else {
+          int const r = ky / ny;
+          pixel_integral(pw, ngx + r, ky - r * ny);
+        }
+      });
+      lanes_2d(team, ngx, ny, [&](int const i, int const iy) { contract_y(pw, i, iy); });
+      lanes_2d(team, ny, nx, [&](int const iy, int const ix) { pixel(pw, iy, ix); });
+      int const npix = nx * ny;
+      double const* const S = pw + off_s;
       double sum = 0.0;
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(team, npix), [&](int const p, double& acc) { acc += S[p]; },
           sum);
       double const scale = inverse_norm(sum);
-      double* const out = &values(f, w0 + w, 0, 0);
+      double* const out = &values(f, iw, 0, 0);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, npix),
                            [&](int const p) { out[p] = S[p] * scale; });
     });
