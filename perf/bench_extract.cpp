@@ -215,9 +215,8 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   }
   double const img_bytes = 2.0 * double(ny) * nx * sizeof(double);
   std::printf(
-      "peak device memory: %.1f MiB held by extract_frame (+ %.1f MiB input image/ivar; solve/ and "
-      "psf/ "
-      "workspaces not counted)\n",
+      "peak device memory: %.1f MiB held by extract_frame, the inverse square root's workspace "
+      "included (+ %.1f MiB input image/ivar; the PSF's tables not counted)\n",
       double(res.stats.peak_device_bytes) / (1 << 20), img_bytes / (1 << 20));
   std::printf(
       "throughput: %.1f spectra/s, %.3f s per bundle, %.3f s per 500-fiber frame (extrapolated)\n",

@@ -78,7 +78,8 @@ void check_chain(int nfiber, int m, int nmat) {
   kspecter::solve::MatrixBatch<mem> flat(c.data(), std::size_t(nmat) * nfiber, m, m);
   auto hc = Kokkos::create_mirror(Kokkos::HostSpace(), flat);
   Kokkos::deep_copy(hc, flat);
-  sd::inverse_sqrt_impl<Tune>(space, flat, 1e-14);
+  kspecter::solve::InverseSqrtWorkspace<mem> work;
+  sd::inverse_sqrt_impl<Tune>(space, flat, 1e-14, work);
   auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), flat);
   auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
   auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
@@ -115,14 +116,17 @@ void check_chain(int nfiber, int m, int nmat) {
   }
 }
 
-/// inverse_sqrt_impl<Tune> on copies of `in` ([nmat][m][m]), back on the host.
+/// inverse_sqrt_impl<Tune> on copies of `in` ([nmat][m][m]), back on the host; in `work`
+/// where given, else in a workspace of its own.
 template <class Tune>
-std::vector<double> inverse_sqrt_with(std::vector<double> const& in, int nmat, int m) {
+std::vector<double> inverse_sqrt_with(std::vector<double> const& in, int nmat, int m,
+                                      kspecter::solve::InverseSqrtWorkspace<mem>* work = nullptr) {
   kspecter::solve::MatrixBatch<mem> dev("c", nmat, m, m);
   auto h = Kokkos::create_mirror_view(dev);
   std::copy(in.begin(), in.end(), h.data());
   Kokkos::deep_copy(dev, h);
-  sd::inverse_sqrt_impl<Tune>(TEST_EXECSPACE(), dev, 1e-14);
+  kspecter::solve::InverseSqrtWorkspace<mem> own;
+  sd::inverse_sqrt_impl<Tune>(TEST_EXECSPACE(), dev, 1e-14, work ? *work : own);
   Kokkos::deep_copy(h, dev);
   return {h.data(), h.data() + h.span()};
 }
@@ -174,6 +178,30 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_agrees_with_one_kernel) {
   double sum = 0.0;
   for (int k = 0; k < m * m; ++k) sum += std::fabs(staged[k]);
   EXPECT_GT(sum, 0.0);
+}
+
+// A workspace kept from call to call (as the extraction keeps it): batches that grow it,
+// and a smaller one in what a larger one left, give the bits of a fresh workspace.
+TEST(TEST_CATEGORY, staged_inverse_sqrt_workspace_reused) {
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  kspecter::solve::InverseSqrtWorkspace<mem> work;
+  std::size_t held = 0;
+  int call = 0;
+  for (auto [nmat, m] : {std::pair{2, 30}, std::pair{5, 30}, std::pair{3, 41}, std::pair{1, 30}}) {
+    std::vector<double> in;
+    for (int b = 0; b < nmat; ++b) {
+      auto const a = ref::random_spd(m, seed + 10 * call + b, 1e-2);
+      in.insert(in.end(), a.begin(), a.end());
+    }
+    auto const fresh = inverse_sqrt_with<HostStaged>(in, nmat, m);
+    auto const reused = inverse_sqrt_with<HostStaged>(in, nmat, m, &work);
+    EXPECT_EQ(reused, fresh) << nmat << " blocks of " << m;
+    EXPECT_GE(work.doubles.extent(0), std::size_t(nmat) * m * m) << "call " << call;
+    EXPECT_GE(work.doubles.extent(0), held) << "the workspace never shrinks";
+    held = work.doubles.extent(0);
+    ++call;
+  }
 }
 
 TEST(TEST_CATEGORY, gpu_shaped_kernels_small_blocks) { check_chain<GpuLike>(3, 37, 3); }

@@ -108,7 +108,7 @@ struct Decorrelate {
 /// `gathered`: the core blocks are already in b.qb (the band path makes them there).
 template <class ExecSpace>
 void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                 Workspace<ExecSpace> const& ws, bool gathered = false) {
+                 Workspace<ExecSpace>& ws, bool gathered = false) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
@@ -117,7 +117,8 @@ void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const&
     Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
                          Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
                          GatherCoreBlocks<ExecSpace>{b.ptab, b.cblk, b.qb, s.ncs, s.m});
-  solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip);
+  solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip, ws.inverse_sqrt);
+  ws.meter_inverse_sqrt();
   int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(s.m);
   Kokkos::parallel_for(
       "kspecter::extract::decorrelate",

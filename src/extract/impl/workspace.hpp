@@ -90,6 +90,9 @@ class Workspace {
   typename T::Ranges rr_all;   // [pmax * nslots][window rows][2], grown with pix_all
   typename T::XRanges xr_all;  // [pmax * nslots][2]
   psf::Spots<mem> spots;       // the batch's spots (the provider reallocates them)
+  // The inverse square root's device memory (GPU), kept from batch to batch; metered by
+  // decorrelate() as it grows.
+  solve::InverseSqrtWorkspace<mem> inverse_sqrt;
 
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
   Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
@@ -171,6 +174,13 @@ class Workspace {
     meter.hold(bytes_of(icov_all));
   }
 
+  /// Meters the inverse square root's workspace as the last call left it.
+  void meter_inverse_sqrt() {
+    meter.release(isqrt_bytes_);
+    isqrt_bytes_ = bytes_of(inverse_sqrt.doubles) + bytes_of(inverse_sqrt.ints);
+    meter.hold(isqrt_bytes_);
+  }
+
   /// Meters the spots the provider just made (in place of the previous batch's).
   void meter_spots() {
     meter.release(spot_bytes_);
@@ -245,7 +255,7 @@ class Workspace {
 
   ExecSpace space_;
   FrameShape shape_;
-  std::size_t spot_bytes_ = 0, pix_bytes_ = 0;
+  std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0;
 };
 
 }  // namespace kspecter::extract::detail

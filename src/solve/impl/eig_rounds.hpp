@@ -3,7 +3,10 @@
 // and the two alternating records of a round's rotations.
 #pragma once
 
+#include <kspecter/solve/batched.hpp>
+
 #include <Kokkos_Core.hpp>
+#include <cstddef>
 #include <string>
 
 namespace kspecter::solve::detail {
@@ -35,19 +38,41 @@ struct EigRounds {
   IRows state;            // [nmat][nfield]
   EigRecord<Mem> rec[2];  // rounds 0, 2, 4, ... and 1, 3, 5, ...
 
-  EigRounds(int nmat, int m_, int round) : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
-    auto const alloc = [](char const* label) {
-      return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
-    };
-    zt = Mat(alloc("kspecter::solve::inverse_sqrt::zt"), nmat, m, m);
-    vec = Rows(alloc("kspecter::solve::inverse_sqrt::vec"), nmat, 2 * m);
-    state = IRows(alloc("kspecter::solve::inverse_sqrt::state"), nmat, int(nfield));
+  /// Views into `work`, grown (not initialised) when it holds too little for this batch.
+  EigRounds(int nmat, int m_, int round, InverseSqrtWorkspace<Mem>& work)
+      : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
+    std::size_t const nm = std::size_t(nmat);
+    std::size_t const nd = pad(nm * m * m) + pad(nm * 2 * m) + 4 * pad(nm * max_rot);
+    std::size_t const ni = pad(nm * nfield) + 2 * (pad(nm) + pad(nm * 2 * max_sweep));
+    grow(work.doubles, nd, "kspecter::solve::inverse_sqrt::doubles");
+    grow(work.ints, ni, "kspecter::solve::inverse_sqrt::ints");
+    double* d = work.doubles.data();
+    int* i = work.ints.data();
+    zt = Mat(take(d, nm * m * m), nmat, m, m);
+    vec = Rows(take(d, nm * 2 * m), nmat, 2 * m);
+    state = IRows(take(i, nm * nfield), nmat, int(nfield));
     for (EigRecord<Mem>& x : rec) {
-      x.nsweep = Kokkos::View<int*, Mem>(alloc("kspecter::solve::inverse_sqrt::nsweep"), nmat);
-      x.sweeps = IRows(alloc("kspecter::solve::inverse_sqrt::sweeps"), nmat, 2 * max_sweep);
-      x.cs = Rows(alloc("kspecter::solve::inverse_sqrt::cs"), nmat, max_rot);
-      x.sn = Rows(alloc("kspecter::solve::inverse_sqrt::sn"), nmat, max_rot);
+      x.nsweep = Kokkos::View<int*, Mem>(take(i, nm), nmat);
+      x.sweeps = IRows(take(i, nm * 2 * max_sweep), nmat, 2 * max_sweep);
+      x.cs = Rows(take(d, nm * max_rot), nmat, max_rot);
+      x.sn = Rows(take(d, nm * max_rot), nmat, max_rot);
     }
+  }
+
+ private:
+  // Each array starts 32 entries or a multiple of them into the workspace (128-byte aligned).
+  static std::size_t pad(std::size_t n) { return (n + 31) / 32 * 32; }
+  template <class U>
+  static U* take(U*& at, std::size_t n) {
+    U* const p = at;
+    at += pad(n);
+    return p;
+  }
+  template <class V>
+  static void grow(V& v, std::size_t n, char const* label) {
+    if (v.extent(0) >= n) return;
+    v = V();  // the old memory goes before the new comes
+    v = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
   }
 };
 

@@ -157,7 +157,8 @@ void inverse_sqrt_fused(ExecSpace const& space, MatrixBatch<typename ExecSpace::
 /// The checks, the profiling region, and the tuning's form of the algorithm.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                       double rel_clip) {
+                       double rel_clip,
+                       InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
   ScopedRegion region("kspecter::solve::inverse_sqrt");
   int const nmat = int(c.extent(0));
   int const m = int(c.extent(1));
@@ -168,7 +169,7 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   if (nmat == 0 || m == 0) return;
   if constexpr (Tune::eig_staged) {
     if (inverse_sqrt_staged_fits<ExecSpace>(m))
-      return inverse_sqrt_staged<Tune>(space, c, rel_clip);
+      return inverse_sqrt_staged<Tune>(space, c, rel_clip, work);
   }
   inverse_sqrt_fused<Tune>(space, c, rel_clip);
 }
@@ -177,8 +178,15 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
 
 template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
+                  double rel_clip, InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
+  detail::inverse_sqrt_impl<Tuning<ExecSpace>>(space, c, rel_clip, work);
+}
+
+template <class ExecSpace>
+void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                   double rel_clip) {
-  detail::inverse_sqrt_impl<Tuning<ExecSpace>>(space, c, rel_clip);
+  InverseSqrtWorkspace<typename ExecSpace::memory_space> work;
+  inverse_sqrt(space, c, rel_clip, work);
 }
 
 }  // namespace kspecter::solve

@@ -359,7 +359,8 @@ bool inverse_sqrt_staged_fits(int m) {
 /// kernel otherwise); a call without it is a programming error, reported as such.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                         double rel_clip) {
+                         double rel_clip,
+                         InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
   using Mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
@@ -369,7 +370,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   if (!inverse_sqrt_staged_fits<ExecSpace>(m))
     throw std::logic_error("solve::inverse_sqrt_staged: called with blocks of " +
                            std::to_string(m) + ", too wide for its team scratch");
-  EigRounds<Mem> const r(nmat, m, Tune::eig_round);
+  EigRounds<Mem> const r(nmat, m, Tune::eig_round, work);
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
