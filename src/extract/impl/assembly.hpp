@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "workspace.hpp"
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/solve/band.hpp>
 
 namespace kspecter::extract::detail {
@@ -443,7 +444,7 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
   long long macs = 0;
-  if (b.band.data() != nullptr && !T::Tune::host_loops) Kokkos::deep_copy(fc.space, b.band, 0.0);
+  if (b.band.data() != nullptr && !T::Tune::host_loops) fill_span(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
   std::size_t const bytes = AssembleICov<ExecSpace>::scratch_bytes(s.nslots, s.sny * s.snx);
   int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
