@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14: GoogleTest executables of the CUDA build made here (perf/gpu_run.sh prepare, or
 # ninja -C build-cuda TARGET), run on the device, which has no GoogleTest to build them with.
-# The device runs them from .gpu-tests, with the shared libraries they need that it may lack.
+# The device runs them from .gpu-tests, with the shared libraries they need that it may lack
+# (built here against glibc 2.36; the device's Ubuntu 24.04 has 2.39).
 #
 # Here:   bash perf/device/carried_tests.sh stage tst_band_cuda [more targets]
 # Device: bash perf/device/carried_tests.sh run [gtest arguments]   (carry [".gpu-tests"])
@@ -18,7 +19,13 @@ case "${1:-}" in
       [ -n "$exe" ] || { echo "carried_tests: no $t in build-cuda/tests" >&2; exit 2; }
       strip -o "$dst/$t" "$exe"
       ldd "$exe" | awk '/=> \// {print $1, $3}' | while read -r name path; do
-        case "$name" in libgtest* | libgmock* | libkokkos*) cp -L "$path" "$dst/lib/$name" ;; esac
+        # Everything but the C and C++ runtimes and CUDA's (the device has its own, as new
+        # or newer): CFITSIO and what it links (curl, TLS) are not on the device image.
+        case "$name" in
+          libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | libresolv.so* | \
+            libstdc++* | libgcc_s* | libgomp* | libcuda*) ;;
+          *) cp -L "$path" "$dst/lib/$name" ;;
+        esac
       done
     done
     du -sh "$dst"

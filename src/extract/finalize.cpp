@@ -35,70 +35,26 @@ double median_of(std::vector<double> v) {
   return 0.5 * (lo + hi);
 }
 
-// Electrons per bin -> electrons per Angstrom (np.gradient of a uniform grid is dw).
-void to_per_angstrom(FrameResult& res, double dw) {
-  int const nwave = res.nwave;
-  host_for("kspecter::extract::finalize_units", res.nspec, [&](int sp) {
-    std::size_t const i0 = std::size_t(sp) * std::size_t(nwave);
-    for (std::size_t i = i0; i < i0 + std::size_t(nwave); ++i) {
-      res.flux[i] /= dw;
-      res.deconvolved_flux[i] /= dw;
-      res.ivar[i] *= dw * dw;
-    }
-  });
-}
-
-// Frames are float32: a bin whose numbers do not fit there (pixels near the float limit)
-// is unusable and is flagged like a failed patch (ivar = 0, BAD2DFIT, identity
-// resolution), never written as Inf. chi2pix is capped; the model image too. Returns the
-// flagged bins.
-std::vector<char> clamp_to_float32(FrameResult& res) {
-  int const nspec = res.nspec, nwave = res.nwave, ndiag = res.ndiag;
-  std::vector<char> overflow(std::size_t(nspec) * std::size_t(nwave), 0);
+// Frames are float32: in the model image NaN becomes 0 and overflow +-FLT_MAX. (The spectra
+// met the same rules batch by batch: finish_spectra.hpp.)
+void clamp_model_to_float32(FrameResult& res) {
   auto fits = [](double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); };
-  int const nd = 2 * ndiag + 1;
-  auto rd = [&](int s, int k, int w) -> double& {
-    return res.resolution[(std::size_t(s) * nd + std::size_t(k)) * nwave + std::size_t(w)];
+  auto clamp = [&](double& v) {
+    if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
   };
-  // A spectrum's arrays are walked along their rows (the resolution's diagonals are rows
-  // nwave apart), each bin's verdict gathered in `bad` first.
-  host_for("kspecter::extract::finalize_float32", nspec, [&](int s) {
-    std::size_t const i0 = std::size_t(s) * nwave;
-    char* const bad = overflow.data() + i0;
-    for (int w = 0; w < nwave; ++w)
-      bad[w] =
-          !(fits(res.flux[i0 + w]) && fits(res.ivar[i0 + w]) && fits(res.deconvolved_flux[i0 + w]));
-    for (int k = 0; k < nd; ++k) {
-      double const* const row = &rd(s, k, 0);
-      for (int w = 0; w < nwave; ++w) bad[w] |= !fits(row[w]);
-    }
-    for (int w = 0; w < nwave; ++w) {
-      std::size_t const i = i0 + std::size_t(w);
-      if (bad[w]) {
-        res.flux[i] = res.ivar[i] = res.deconvolved_flux[i] = 0;
-        for (int k = 0; k < nd; ++k) rd(s, k, w) = k == ndiag ? 1.0 : 0.0;
-      }
-      if (!(res.chi2pix[i] <= double(FLT_MAX))) res.chi2pix[i] = double(FLT_MAX);
-    }
-  });
   int const nrow = res.model_ny, ncol = res.model_nx;
   if (!res.model.empty() && std::size_t(nrow) * std::size_t(ncol) == res.model.size())
     host_for("kspecter::extract::finalize_model", nrow, [&](int y) {
       double* row = res.model.data() + std::size_t(y) * std::size_t(ncol);
-      for (int x = 0; x < ncol; ++x)
-        if (!fits(row[x]))
-          row[x] = std::isnan(row[x]) ? 0.0 : std::copysign(double(FLT_MAX), row[x]);
+      for (int x = 0; x < ncol; ++x) clamp(row[x]);
     });
   else
-    for (auto& v : res.model)
-      if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
-  return overflow;
+    for (auto& v : res.model) clamp(v);
 }
 
 // The specmask bits of every bin (mask_bits.hpp; FrameResult::mask says which rule sets
 // which bit).
-void set_mask_bits(FrameResult& res, int const* failed, std::vector<char> const& overflow,
-                   ExtractOptions const& opt) {
+void set_mask_bits(FrameResult& res, int const* failed, ExtractOptions const& opt) {
   int const nspec = res.nspec, nwave = res.nwave;
   res.mask.assign(std::size_t(nspec) * std::size_t(nwave), 0u);
   std::vector<double> med_fiber, med_wave;
@@ -137,7 +93,7 @@ void set_mask_bits(FrameResult& res, int const* failed, std::vector<char> const&
           c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
           c2 > opt.bad2dfit_median_factor * med_wave[std::size_t(w)])
         mk |= specmask::BAD2DFIT;
-      if (failed[i] || overflow[i]) mk |= specmask::BAD2DFIT;
+      if (failed[i]) mk |= specmask::BAD2DFIT;  // a failed patch, or beyond float32
       res.mask[i] = mk;
     }
   });
@@ -145,10 +101,9 @@ void set_mask_bits(FrameResult& res, int const* failed, std::vector<char> const&
 
 }  // namespace
 
-void finalize_frame(FrameResult& res, int const* failed, double dw, ExtractOptions const& opt) {
-  to_per_angstrom(res, dw);
-  std::vector<char> const overflow = clamp_to_float32(res);
-  set_mask_bits(res, failed, overflow, opt);
+void finalize_frame(FrameResult& res, int const* failed, ExtractOptions const& opt) {
+  clamp_model_to_float32(res);
+  set_mask_bits(res, failed, opt);
 }
 
 }  // namespace kspecter::extract::detail

@@ -34,9 +34,9 @@ FrameShape frame_shape(PatchPlan const& plan, SpotGeometry const& geometry);
 /// A result with the plan's spectra, grid and counts, and no data yet.
 FrameResult start_result(PatchPlan const& plan, FrameShape const& shape);
 
-/// Turns the per-bin numbers the device left in `res` into a frame: electrons per Angstrom,
-/// bins beyond float32 flagged like a failed patch, and the mask bits. `failed` is
-/// [nspec][nwave], non-zero where the bin's patch failed.
-void finalize_frame(FrameResult& res, int const* failed, double dw, ExtractOptions const& opt);
+/// Finishes a frame whose spectra are finished (units, float32: finish_spectra.hpp): the
+/// model image within float32, and the mask bits. `failed` is [nspec][nwave], non-zero where
+/// the bin's patch failed or its numbers did not fit float32.
+void finalize_frame(FrameResult& res, int const* failed, ExtractOptions const& opt);
 
 }  // namespace kspecter::extract::detail

@@ -88,7 +88,7 @@ struct Decorrelate {
         ivar(spec, wout) = ok ? sj * sj : 0.0;
         double const f = rhs(p, slot * m + j);
         deconv(spec, wout) = (!bad_patch && compat::isfinite(f)) ? f : 0.0;
-        failed(spec, wout) = bad_patch ? 1 : 0;
+        failed(spec, wout) = bad_patch ? kFailedPatch : 0;
       });
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 2 * ndiag + 1), [&](int k) {
         int const r = j - ndiag + k;

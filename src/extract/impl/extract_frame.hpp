@@ -11,6 +11,7 @@
 #include "covariance.hpp"
 #include "decorrelation.hpp"
 #include "factorisation.hpp"
+#include "finish_spectra.hpp"
 #include "patch_capture.hpp"
 #include "plan_stage.hpp"
 #include "quality.hpp"
@@ -48,6 +49,7 @@ FrameResult extract_frame_impl(ExecSpace const& space,
   FrameResult res = start_result(plan, fc.shape);
   Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model, res);
   ResultArrays<ExecSpace> arrays(fc, ws, res);  // a GPU's: touched while the batches run
+  int finished = 0;                             // spectra [0, finished) finished
 
   for (Batch const& batch : plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
@@ -77,10 +79,13 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
                           static_cast<int>(plan.bundles.size()));
     }
-    // The spectra of the bundles finished so far go to the host during the next batch.
-    arrays.copy_spectra(
-        space, (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - plan.specmin);
+    // The spectra of the bundles finished so far are finished on the device, then go to the
+    // host during the next batch.
+    int const done = (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - plan.specmin;
+    finish_spectra(fc, ws, &finished, done);
+    arrays.copy_spectra(space, done);
   }
+  finish_spectra(fc, ws, &finished, fc.shape.nspec);
   stitch(fc, ws, arrays, res);
   res.stats.peak_device_bytes = ws.meter.peak;
   return res;

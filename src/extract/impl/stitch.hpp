@@ -1,5 +1,5 @@
-// Stage "stitch" (docs/algorithm.md §6): the frame arrays to the host, then the host-side
-// finishing (host_steps.hpp: units, float32 limits, mask bits).
+// Stage "stitch" (docs/algorithm.md §6): the frame arrays to the host, then what needs the
+// whole frame (host_steps.hpp: the model's float32 limits, the mask bits).
 #pragma once
 
 #include "context.hpp"
@@ -135,7 +135,7 @@ void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
     res.model_ny = fc.shape.npy;
   }
   auto const failed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ws.failed);
-  finalize_frame(res, failed.data(), fc.plan.dw, fc.opt);
+  finalize_frame(res, failed.data(), fc.opt);
 }
 
 }  // namespace kspecter::extract::detail

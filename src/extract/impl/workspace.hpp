@@ -57,6 +57,10 @@ struct BatchViews {
   Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
 };
 
+/// Bits of Workspace::failed: the bin's patch failed (decorrelate), or the bin's numbers did
+/// not fit float32 (finish_spectra). The mask's BAD2DFIT takes either.
+constexpr int kFailedPatch = 1, kFailedFloat32 = 2;
+
 template <class ExecSpace>
 class Workspace {
  public:
@@ -70,7 +74,7 @@ class Workspace {
   // Frame arrays: the outputs the batches fill.
   Array2 flux, ivar, deconv, chi2, pixmask;                 // [nspec][nwave]
   Kokkos::View<double***, Kokkos::LayoutRight, mem> rdiag;  // [nspec][2 ndiag + 1][nwave]
-  Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;     // [nspec][nwave]
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;     // [nspec][nwave] kFailed* bits
   Array2 model;                                             // [npy][npx] when asked for
   Kokkos::View<double*, mem> full_wave;                     // [nfull] padded grid
 
