@@ -50,12 +50,12 @@ void finish_spectra(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> cons
   if (s1 <= *done) return;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::finish", fc.times);
   int const nwave = fc.shape.nwave;
-  Kokkos::parallel_for("kspecter::extract::finish_spectra",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(
-                           fc.space, 0, long(s1 - *done) * nwave),
-                       FinishSpectra<ExecSpace>{ws.flux, ws.ivar, ws.deconv, ws.chi2, ws.rdiag,
-                                                ws.failed, fc.plan.dw, *done, nwave,
-                                                fc.shape.ndiag});
+  Kokkos::parallel_for(
+      "kspecter::extract::finish_spectra",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
+                                                              long(s1 - *done) * nwave),
+      FinishSpectra<ExecSpace>{ws.flux, ws.ivar, ws.deconv, ws.chi2, ws.rdiag, ws.failed,
+                               fc.plan.dw, *done, nwave, fc.shape.ndiag});
   *done = s1;
 }
 
