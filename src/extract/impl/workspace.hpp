@@ -158,7 +158,8 @@ class Workspace {
     if (weights.extent(1) >= std::size_t(ncol) && weights.extent(0) > 0) return;
     meter.release(bytes_of(weights));
     weights = Array2();
-    weights = allocate<Array2>(space_, "kspecter::extract::weights", shape_.npy, ncol);
+    weights = allocate<Array2>(space_, "kspecter::extract::weights", shape_.npy,
+                               std::min(shape_.npx, with_headroom(ncol)));
     advise_huge_pages(weights);  // written whole by the sanitizing kernel
     meter.hold(bytes_of(weights));
   }
@@ -176,6 +177,14 @@ class Workspace {
                                          shape_.n);
     advise_huge_pages(icov_all);
     meter.hold(bytes_of(icov_all));
+  }
+
+  /// A buffer that grows takes a quarter more than asked: the batches' strips and windows
+  /// differ by a few columns, and each growth is a free and an allocation of tens of MB
+  /// (on a GPU, about a millisecond).
+  template <class N>
+  static N with_headroom(N n) {
+    return n + n / 4;
   }
 
   /// Meters the inverse square root's workspace as the last call left it.
@@ -202,9 +211,10 @@ class Workspace {
     meter.release(pix_bytes_);
     pix_all = typename T::Vec();
     rr_all = typename T::Ranges();
-    pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, npix);
+    pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax,
+                                        with_headroom(npix));
     rr_all = allocate<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
-                                          pmax * shape_.nslots, nrow, 2);
+                                          pmax * shape_.nslots, with_headroom(nrow), 2);
     advise_huge_pages(pix_all);
     pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
     meter.hold(pix_bytes_);
