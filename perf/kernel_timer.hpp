@@ -102,12 +102,14 @@ class KernelTimer {
     t->open_.pop_back();
   }
   using Handle = Kokkos::Tools::SpaceHandle;
-  static void begin_copy(Handle dst, char const*, void const*, Handle src, char const*, void const*,
-                         std::uint64_t size) {
+  // A row per destination label: which copies take the time (an unlabelled View's is empty).
+  static void begin_copy(Handle dst, char const* dst_label, void const*, Handle src, char const*,
+                         void const*, std::uint64_t size) {
     KernelTimer* t = self();
     if (!t) return;
     Kokkos::fence();
-    std::string const name = std::string("deep_copy ") + src.name + " -> " + dst.name;
+    std::string name = std::string("deep_copy ") + src.name + " -> " + dst.name;
+    if (dst_label && *dst_label) name += std::string(" [") + dst_label + "]";
     t->open_.push_back({name, wall_now(), cpu_now(), double(size)});
   }
   static void end_copy() { end_kernel(0); }
