@@ -57,6 +57,11 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     int const P = batch.patch_end - batch.patch_begin;
     // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
     int const hw = opt.band_solve ? band_half_width(fc, ws, P) : -1;
+    // The spectra the batches before finished go to the host while this batch's assembly and
+    // solves run. Started before this batch's spots and plan, the copy (to pageable memory,
+    // through the driver's staging) held up their own small copies to the host by ~3 ms a
+    // batch once the spots took 5 ms (perf/gpu_runs.md, session 16).
+    arrays.copy_spectra(space, finished);
     if (hw < 0) ws.ensure_dense();
     res.stats.nbatch_band += hw >= 0 ? 1 : 0;
     BatchViews<ExecSpace> const b = ws.batch(P, hw);
@@ -79,11 +84,10 @@ FrameResult extract_frame_impl(ExecSpace const& space,
       hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
                           static_cast<int>(plan.bundles.size()));
     }
-    // The spectra of the bundles finished so far are finished on the device, then go to the
-    // host during the next batch.
+    // The spectra of the bundles finished so far are finished on the device (and copied
+    // during the next batch).
     int const done = (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - plan.specmin;
     finish_spectra(fc, ws, &finished, done);
-    arrays.copy_spectra(space, done);
   }
   finish_spectra(fc, ws, &finished, fc.shape.nspec);
   stitch(fc, ws, arrays, res);
