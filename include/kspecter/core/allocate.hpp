@@ -3,9 +3,11 @@
 #pragma once
 
 #include <kspecter/core/huge_pages.hpp>
+#include <kspecter/core/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -49,14 +51,19 @@ View allocate(ExecSpace const& space, std::string const& label, Extents... exten
   }
 }
 
-/// Sets every entry of a contiguous View to `value` on `space`, as one 1-D fill of its span:
-/// Kokkos 3.4 fills a View of rank 2 or more through a multi-dimensional range, which ran at
-/// a fifth of the 1-D fill's speed on an H100 (perf/gpu_runs.md, session 16).
+/// Sets every entry of a contiguous View to `value` on `space`: zeros of a number type by the
+/// backend's memset where it has one (compat::zero_bytes), anything else as one 1-D fill of
+/// the span, where Kokkos 3.4 fills a View of rank 2 or more through a multi-dimensional range.
 template <class ExecSpace, class View>
 void fill_span(ExecSpace const& space, View const& v, typename View::const_value_type& value) {
-  using Flat = Kokkos::View<typename View::non_const_value_type*, typename View::memory_space,
-                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using T = typename View::non_const_value_type;
+  using Flat =
+      Kokkos::View<T*, typename View::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   if (!v.span_is_contiguous()) return Kokkos::deep_copy(space, v, value);
+  if constexpr (std::is_arithmetic_v<T>)
+    if (value == T(0) && !std::signbit(double(value)) &&  // -0.0 is not all zero bits
+        compat::zero_bytes(space, v.data(), v.span() * sizeof(T)))
+      return;
   Kokkos::deep_copy(space, Flat(v.data(), v.span()), value);
 }
 
