@@ -16,8 +16,9 @@ namespace {
 
 // The finishing steps run on the host's threads, one fiber (or one bin) per iteration: each
 // iteration writes only its own elements, so the frame is the same bytes as a serial loop.
-// A full frame is ~1.2 M bins x (13 numbers + medians): ~0.1 s on one thread, a fifth of
-// the GPU's extraction time (perf/gpu_runs.md).
+// A full frame's mask bits read ~1.2 M bins x 4 numbers (and the medians, when asked for)
+// after the last batch, while the device waits. The spectra's units and float32 rules run
+// batch by batch on the device instead (finish_spectra.hpp).
 template <class F>
 void host_for(char const* label, int n, F const& f) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, n), f);
