@@ -3,11 +3,11 @@
 // and the two alternating records of a round's rotations.
 #pragma once
 
+#include <kspecter/core/allocate.hpp>
 #include <kspecter/solve/batched.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
-#include <string>
 
 namespace kspecter::solve::detail {
 
@@ -38,14 +38,16 @@ struct EigRounds {
   IRows state;            // [nmat][nfield]
   EigRecord<Mem> rec[2];  // rounds 0, 2, 4, ... and 1, 3, 5, ...
 
-  /// Views into `work`, grown (not initialised) when it holds too little for this batch.
-  EigRounds(int nmat, int m_, int round, InverseSqrtWorkspace<Mem>& work)
+  /// Views into `work`, grown on `space` (not initialised) when it holds too little for this
+  /// batch; a failure to grow it is a kspecter::OutOfMemory (core/allocate.hpp).
+  template <class ExecSpace>
+  EigRounds(ExecSpace const& space, int nmat, int m_, int round, InverseSqrtWorkspace<Mem>& work)
       : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     std::size_t const nm = std::size_t(nmat);
     std::size_t const nd = pad(nm * m * m) + pad(nm * 2 * m) + 4 * pad(nm * max_rot);
     std::size_t const ni = pad(nm * nfield) + 2 * (pad(nm) + pad(nm * 2 * max_sweep));
-    grow(work.doubles, nd, "kspecter::solve::inverse_sqrt::doubles");
-    grow(work.ints, ni, "kspecter::solve::inverse_sqrt::ints");
+    grow(space, work.doubles, nd, "kspecter::solve::inverse_sqrt::doubles");
+    grow(space, work.ints, ni, "kspecter::solve::inverse_sqrt::ints");
     double* d = work.doubles.data();
     int* i = work.ints.data();
     zt = Mat(take(d, nm * m * m), nmat, m, m);
@@ -68,11 +70,11 @@ struct EigRounds {
     at += pad(n);
     return p;
   }
-  template <class V>
-  static void grow(V& v, std::size_t n, char const* label) {
+  template <class ExecSpace, class V>
+  static void grow(ExecSpace const& space, V& v, std::size_t n, char const* label) {
     if (v.extent(0) >= n) return;
     v = V();  // the old memory goes before the new comes
-    v = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+    v = allocate<V>(space, label, n);
   }
 };
 

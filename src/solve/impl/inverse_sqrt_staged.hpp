@@ -370,7 +370,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   if (!inverse_sqrt_staged_fits<ExecSpace>(m))
     throw std::logic_error("solve::inverse_sqrt_staged: called with blocks of " +
                            std::to_string(m) + ", too wide for its team scratch");
-  EigRounds<Mem> const r(nmat, m, Tune::eig_round, work);
+  EigRounds<Mem> const r(space, nmat, m, Tune::eig_round, work);
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
