@@ -7,9 +7,12 @@
 //
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
-//                 [--solver band|dense]
+//                 [--solver band|dense] [--keep-buffers 0|1]
 //
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
+// --keep-buffers 1: the frames share one extract::KeptBuffers, as the frames of
+// `kspecter extract --batch` do (each frame takes the device buffers the one before left);
+// 0 (the default): each frame allocates and frees its own.
 // Defaults: every bundle on a GPU backend, 1 bundle on a host backend (--nbundles 20 for the
 // full frame). Targets: <= 10 s per bundle on 2 CPU cores, <= 1 s per frame on an H200.
 // Flop counts: spots 2 ngx (ngy ny + ny nx) per spot (separable Gauss-Hermite sum);
@@ -58,6 +61,7 @@ struct Args {
   double budget_gib = 4;
   bool kernels = false;         // one more run, each kernel fenced and timed (kernel_timer.hpp)
   std::string solver = "band";  // ExtractOptions::band_solve
+  bool keep_buffers = false;    // ExtractHooks::buffers
 };
 
 int usage() {
@@ -65,7 +69,7 @@ int usage() {
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
       "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
-      "band|dense]\n");
+      "band|dense] [--keep-buffers 0|1]\n");
   return 2;
 }
 
@@ -142,7 +146,11 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     Kokkos::deep_copy(divar, hv);
   }
   int const warmup = a.warmup >= 0 ? a.warmup : (host ? 0 : 1);
-  for (int i = 0; i < warmup; ++i) extract::extract_frame(space, p, dimg, divar, opt);
+  extract::KeptBuffers kept;
+  extract::ExtractHooks hooks;
+  if (a.keep_buffers) hooks.buffers = &kept;
+  for (int i = 0; i < warmup; ++i)
+    extract::extract_frame(space, p, dimg, divar, opt, nullptr, hooks);
 
   std::vector<double> totals, cpus;
   StageTimes best_times;
@@ -154,7 +162,7 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     perf_control("enable");
     double const c0 = process_cpu_seconds();
     double const t0 = now();
-    res = extract::extract_frame(space, p, dimg, divar, opt, &times);
+    res = extract::extract_frame(space, p, dimg, divar, opt, &times, hooks);
     space.fence();
     double const t = now() - t0;
     perf_control("disable");
@@ -170,7 +178,7 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     bench::KernelTimer kt;
     space.fence();
     kt.start();
-    extract::extract_frame(space, p, dimg, divar, opt);
+    extract::extract_frame(space, p, dimg, divar, opt, nullptr, hooks);
     space.fence();
     kt.stop();
     kt.print(1, host ? space.concurrency() : 1);
@@ -186,9 +194,10 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
   std::printf(
       "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-      "in %d batch(es), %s solver\n",
+      "in %d batch(es), %s solver, device buffers %s\n",
       name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
-      res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense");
+      res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense",
+      a.keep_buffers ? "kept from frame to frame" : "a frame's own");
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
   for (auto const& e : best_times.entries()) {
@@ -269,6 +278,8 @@ int main(int argc, char** argv) {
       a.budget_gib = std::atof(v);
     else if (s == "--kernels")
       a.kernels = true;
+    else if (s == "--keep-buffers" && (v = next()))
+      a.keep_buffers = std::atoi(v) != 0;
     else if (s == "--solver" && (v = next()) &&
              (std::string(v) == "band" || std::string(v) == "dense"))
       a.solver = v;

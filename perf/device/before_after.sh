@@ -9,7 +9,9 @@
 # CUDA's. KSPECTER_IO_BENCH=1 builds bench_read_preproc and bench_write_frame in both trees and
 # runs them interleaved (the CLI's preproc, a full frame). KSPECTER_CLI_RUNS: CLI runs a tree
 # (default 4, at least 2). KSPECTER_BUDGETS="8 16" adds bench_extract runs of this tree with those memory
-# budgets (GiB; batch sizes). KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
+# budgets (GiB; batch sizes). KSPECTER_AFTER_ARGS="--keep-buffers 1" adds, to each round, a run
+# of this tree with those arguments. KSPECTER_BATCH_CHECK=1 extracts three frames (A, B, A) with
+# one `extract --batch` (kept device buffers) and compares each with the frame extracted alone. KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
 # runs (.gpu-specter staged as for session_final.sh).
 #
 # Here:
@@ -40,6 +42,10 @@ note "bench_extract"
       echo "== $tree, round $k"
       bench $tree --repeat 3 --solver band
     done
+    if [ -n "${KSPECTER_AFTER_ARGS:-}" ]; then  # this tree again, with more arguments
+      echo "== after $KSPECTER_AFTER_ARGS, round $k"
+      bench after --repeat 3 --solver band $KSPECTER_AFTER_ARGS
+    fi
   done
   for g in ${KSPECTER_BUDGETS:-}; do  # batch sizes: this tree, --budget in GiB
     echo "== after, budget $g GiB"
@@ -94,6 +100,22 @@ runs="${KSPECTER_CLI_RUNS:-4}"
       -i $e/preproc.fits -p "$psf" -o $e/frame-omp.fits --backend openmp --no-truth > /dev/null 2>&1
     echo "== after: cuda vs openmp (16 threads)"
     cli after compare $e/frame-after-1.fits $e/frame-omp.fits
+  fi
+  if [ "${KSPECTER_BATCH_CHECK:-0}" = 1 ]; then  # frames on kept device buffers (this tree)
+    echo "== after: --batch (A, B, A; each frame on the buffers of the one before) vs alone"
+    cli after simulate --psf "$psf" -o $e/preproc-b.fits --seed 2 --defects --log-level quiet
+    cli after extract -w 5760,7620,0.8 -i $e/preproc-b.fits -p "$psf" -o $e/frame-b.fits \
+      --backend cuda --no-truth --log-level quiet
+    printf '%s\n' "$e/preproc.fits $psf $e/batch-0.fits 5760,7620,0.8" \
+      "$e/preproc-b.fits $psf $e/batch-1.fits 5760,7620,0.8" \
+      "$e/preproc.fits $psf $e/batch-2.fits 5760,7620,0.8" > $e/batch.txt
+    s=$(date +%s.%N)
+    cli after extract --batch $e/batch.txt --backend cuda --no-truth --log-level info \
+      > "$out/extract-batch.log" 2>&1
+    echo "batch of 3: exit $? wall $(wall "$s") s"
+    cli after compare --max-pull 0 $e/frame-after-1.fits $e/batch-0.fits
+    cli after compare --max-pull 0 $e/frame-b.fits $e/batch-1.fits
+    cli after compare --max-pull 0 $e/frame-after-1.fits $e/batch-2.fits
   fi
   if [ "${KSPECTER_IO_BENCH:-0}" = 1 ]; then
     for k in 0 1; do

@@ -16,9 +16,8 @@ namespace {
 
 // The finishing steps run on the host's threads, one fiber (or one bin) per iteration: each
 // iteration writes only its own elements, so the frame is the same bytes as a serial loop.
-// A full frame's mask bits read ~1.2 M bins x 4 numbers (and the medians, when asked for)
-// after the last batch, while the device waits. The spectra's units and float32 rules run
-// batch by batch on the device instead (finish_spectra.hpp).
+// They run after the last batch, while the device waits: the spectra's units, float32 rules
+// and mask bits run batch by batch on the device instead (finish_spectra.hpp).
 template <class F>
 void host_for(char const* label, int n, F const& f) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, n), f);
@@ -53,58 +52,47 @@ void clamp_model_to_float32(FrameResult& res) {
     for (auto& v : res.model) clamp(v);
 }
 
-// The specmask bits of every bin (mask_bits.hpp; FrameResult::mask says which rule sets
-// which bit).
-void set_mask_bits(FrameResult& res, int const* failed, ExtractOptions const& opt) {
+// BAD2DFIT's relative rule (FrameResult::mask): a bin whose chi2pix is over
+// `bad2dfit_median_factor` times both its fiber's median and its wavelength's median over the
+// frame. The other bits were set batch by batch on the device (finish_spectra.hpp).
+void add_median_rule(FrameResult& res, ExtractOptions const& opt) {
   int const nspec = res.nspec, nwave = res.nwave;
-  res.mask.assign(std::size_t(nspec) * std::size_t(nwave), 0u);
-  std::vector<double> med_fiber, med_wave;
-  if (opt.bad2dfit_median_factor > 0) {
-    med_fiber.resize(std::size_t(nspec));
-    med_wave.resize(std::size_t(nwave));
-    host_for("kspecter::extract::finalize_fiber_medians", nspec, [&](int s) {
-      med_fiber[std::size_t(s)] = median_of(std::vector<double>(
-          res.chi2pix.begin() + long(s) * nwave, res.chi2pix.begin() + long(s + 1) * nwave));
-    });
-    // Per bin, in blocks of 64 bins so that each fiber's row is read in cache lines.
-    constexpr int wb = 64;
-    host_for("kspecter::extract::finalize_bin_medians", (nwave + wb - 1) / wb, [&](int b) {
-      int const w0 = b * wb, w1 = std::min(nwave, w0 + wb);
-      std::vector<double> col(std::size_t(nspec) * std::size_t(w1 - w0));
-      for (int s = 0; s < nspec; ++s)
-        for (int w = w0; w < w1; ++w)
-          col[std::size_t(w - w0) * nspec + std::size_t(s)] =
-              res.chi2pix[std::size_t(s) * nwave + std::size_t(w)];
-      for (int w = w0; w < w1; ++w) {
-        auto const first = col.begin() + long(w - w0) * nspec;
-        med_wave[std::size_t(w)] = median_of(std::vector<double>(first, first + nspec));
-      }
-    });
-  }
+  double const k = opt.bad2dfit_median_factor;
+  std::vector<double> med_fiber(static_cast<std::size_t>(nspec));
+  std::vector<double> med_wave(static_cast<std::size_t>(nwave));
+  host_for("kspecter::extract::finalize_fiber_medians", nspec, [&](int s) {
+    med_fiber[std::size_t(s)] = median_of(std::vector<double>(
+        res.chi2pix.begin() + long(s) * nwave, res.chi2pix.begin() + long(s + 1) * nwave));
+  });
+  // Per bin, in blocks of 64 bins so that each fiber's row is read in cache lines.
+  constexpr int wb = 64;
+  host_for("kspecter::extract::finalize_bin_medians", (nwave + wb - 1) / wb, [&](int b) {
+    int const w0 = b * wb, w1 = std::min(nwave, w0 + wb);
+    std::vector<double> col(std::size_t(nspec) * std::size_t(w1 - w0));
+    for (int s = 0; s < nspec; ++s)
+      for (int w = w0; w < w1; ++w)
+        col[std::size_t(w - w0) * nspec + std::size_t(s)] =
+            res.chi2pix[std::size_t(s) * nwave + std::size_t(w)];
+    for (int w = w0; w < w1; ++w) {
+      auto const first = col.begin() + long(w - w0) * nspec;
+      med_wave[std::size_t(w)] = median_of(std::vector<double>(first, first + nspec));
+    }
+  });
   host_for("kspecter::extract::finalize_mask", nspec, [&](int s) {
     for (int w = 0; w < nwave; ++w) {
       std::size_t const i = std::size_t(s) * nwave + std::size_t(w);
-      std::uint32_t mk = 0;
-      double const pm = res.pixmask_fraction[i], c2 = res.chi2pix[i];
-      if (res.ivar[i] == 0) mk |= specmask::SOMEBADPIX;
-      if (pm > 0.5) mk |= specmask::SOMEBADPIX;
-      if (pm >= 1.0 - 1e-12) mk |= specmask::ALLBADPIX;
-      if (opt.bad2dfit_chi2 > 0 && c2 > opt.bad2dfit_chi2) mk |= specmask::BAD2DFIT;
-      if (opt.bad2dfit_median_factor > 0 &&
-          c2 > opt.bad2dfit_median_factor * med_fiber[std::size_t(s)] &&
-          c2 > opt.bad2dfit_median_factor * med_wave[std::size_t(w)])
-        mk |= specmask::BAD2DFIT;
-      if (failed[i]) mk |= specmask::BAD2DFIT;  // a failed patch, or beyond float32
-      res.mask[i] = mk;
+      double const c2 = res.chi2pix[i];
+      if (c2 > k * med_fiber[std::size_t(s)] && c2 > k * med_wave[std::size_t(w)])
+        res.mask[i] |= specmask::BAD2DFIT;
     }
   });
 }
 
 }  // namespace
 
-void finalize_frame(FrameResult& res, int const* failed, ExtractOptions const& opt) {
+void finalize_frame(FrameResult& res, ExtractOptions const& opt) {
   clamp_model_to_float32(res);
-  set_mask_bits(res, failed, opt);
+  if (opt.bad2dfit_median_factor > 0) add_median_rule(res, opt);
 }
 
 }  // namespace kspecter::extract::detail

@@ -23,6 +23,13 @@ struct FrameShape {
   int pmax = 0;              // patches of the largest batch
 };
 
+inline bool operator==(FrameShape const& a, FrameShape const& b) {
+  return a.nspec == b.nspec && a.nwave == b.nwave && a.n == b.n && a.m == b.m &&
+         a.nslots == b.nslots && a.ncs == b.ncs && a.ndiag == b.ndiag && a.sny == b.sny &&
+         a.snx == b.snx && a.npy == b.npy && a.npx == b.npx && a.nfull == b.nfull &&
+         a.pmax == b.pmax;
+}
+
 /// Throws ParameterError unless the image is the CCD the PSF describes and the inverse
 /// variance has the image's shape (extents are rows, columns).
 void check_image_shapes(SpotGeometry const& geometry, std::size_t image_ny, std::size_t image_nx,
@@ -34,9 +41,8 @@ FrameShape frame_shape(PatchPlan const& plan, SpotGeometry const& geometry);
 /// A result with the plan's spectra, grid and counts, and no data yet.
 FrameResult start_result(PatchPlan const& plan, FrameShape const& shape);
 
-/// Finishes a frame whose spectra are finished (units, float32: finish_spectra.hpp): the
-/// model image within float32, and the mask bits. `failed` is [nspec][nwave], non-zero where
-/// the bin's patch failed or its numbers did not fit float32.
-void finalize_frame(FrameResult& res, int const* failed, ExtractOptions const& opt);
+/// Finishes a frame whose spectra are finished (units, float32, mask bits:
+/// finish_spectra.hpp): the model image within float32, and BAD2DFIT's median rule.
+void finalize_frame(FrameResult& res, ExtractOptions const& opt);
 
 }  // namespace kspecter::extract::detail

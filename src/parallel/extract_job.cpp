@@ -208,6 +208,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     }
   }
   double busy = 0;
+  // The device buffers of one frame serve the next of the same sizes (~2 GB on a GPU not
+  // allocated and freed again a frame; extract/kept_buffers.hpp).
+  extract::KeptBuffers kept;
   for (std::size_t i = 0; i < mine.size(); ++i) {
     FrameTask const& task = mine[i];
     JobFrame const& frame = frames[std::size_t(task.frame)];
@@ -237,6 +240,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     local.nspec = share.nspec;
     local.model = options.model || !frame.model.empty();
     extract::ExtractHooks hooks;
+    hooks.buffers = &kept;
     if (rank == 0)
       hooks.on_batch_done = [&](int done, int total) {
         monitor.poll();

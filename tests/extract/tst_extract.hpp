@@ -9,9 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -609,6 +612,107 @@ TEST(TEST_CATEGORY, extract_reruns_are_bitwise_identical) {
   EXPECT_TRUE(same(a.model, b.model));
   EXPECT_EQ(a.mask, b.mask);
   EXPECT_EQ(a.stats.assembly_macs, b.stats.assembly_macs);
+}
+
+// Frames extracted with one KeptBuffers (each on the device buffers the frame before left,
+// ExtractHooks::buffers) are the frames of fresh extractions, bit for bit: a second image
+// with a masked band (bins the first frame filled and this one must not), the first again,
+// then a frame of other sizes (the buffers go and new ones come) and one of the first sizes.
+TEST(TEST_CATEGORY, extract_kept_buffers_give_fresh_frames) {
+  Toy t;
+  t.add_noise(13);
+  t.opt.model = true;
+  std::vector<double> ivar2 = t.ivar, image2 = t.image;
+  for (std::size_t i = 0; i < image2.size(); ++i) image2[i] = 1.5 * image2[i] + 0.25;
+  int const nx = t.psf.npix_x;
+  for (int y = 215; y < 290; ++y)
+    for (int x = 0; x < nx; ++x) ivar2[std::size_t(y) * nx + x] = 0;
+  ExtractOptions small = t.opt;
+  small.nspec = 7;
+  small.model = false;
+
+  KeptBuffers kept;
+  ExtractHooks hooks;
+  hooks.buffers = &kept;
+  std::vector<FrameResult> fresh, reused;
+  for (auto const& [image, ivar, opt] :
+       {std::tie(t.image, t.ivar, t.opt), std::tie(image2, ivar2, t.opt),
+        std::tie(t.image, t.ivar, t.opt), std::tie(image2, ivar2, small),
+        std::tie(image2, ivar2, t.opt)}) {
+    fresh.push_back(run(t.psf, image, ivar, opt));
+    reused.push_back(run(t.psf, image, ivar, opt, nullptr, hooks));
+    EXPECT_FALSE(kept.empty());
+    EXPECT_GT(kept.bytes(), 0u);
+  }
+  auto same = [](std::vector<double> const& x, std::vector<double> const& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+  };
+  for (std::size_t k = 0; k < fresh.size(); ++k) {
+    FrameResult const &a = fresh[k], &b = reused[k];
+    EXPECT_TRUE(same(a.flux, b.flux)) << "frame " << k;
+    EXPECT_TRUE(same(a.ivar, b.ivar)) << "frame " << k;
+    EXPECT_TRUE(same(a.resolution, b.resolution)) << "frame " << k;
+    EXPECT_TRUE(same(a.chi2pix, b.chi2pix)) << "frame " << k;
+    EXPECT_TRUE(same(a.pixmask_fraction, b.pixmask_fraction)) << "frame " << k;
+    EXPECT_TRUE(same(a.deconvolved_flux, b.deconvolved_flux)) << "frame " << k;
+    EXPECT_TRUE(same(a.model, b.model)) << "frame " << k;
+    EXPECT_EQ(a.mask, b.mask) << "frame " << k;
+  }
+  EXPECT_NE(fresh[0].flux, fresh[1].flux);  // the frames differ
+  EXPECT_EQ(fresh[3].nspec, 7);
+  kept.release();
+  EXPECT_TRUE(kept.empty());
+}
+
+// The mask bits (FrameResult::mask) from the frame's own numbers, every rule on: SOMEBADPIX,
+// ALLBADPIX, BAD2DFIT by the absolute chi2pix threshold and by the median rule (the fiber's
+// and the bin's medians over the frame), recomputed here.
+TEST(TEST_CATEGORY, extract_mask_bits_follow_their_rules) {
+  Toy t;
+  t.add_noise(21);
+  int const nx = t.psf.npix_x;
+  for (int y = 215; y < 290; ++y)  // whole bins without data, and bins with some
+    for (int x = 0; x < nx / 2; ++x) t.ivar[std::size_t(y) * nx + x] = 0;
+  for (int y = 100; y < 400; y += 7)  // outliers: chi2pix over both thresholds here and there
+    t.image[std::size_t(y) * nx + (y % nx)] += 400;
+  t.opt.bad2dfit_chi2 = 4.0;
+  t.opt.bad2dfit_median_factor = 3.0;
+  FrameResult const r = run(t.psf, t.image, t.ivar, t.opt);
+  ASSERT_EQ(r.stats.nfailed, 0);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t const h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  };
+  int const ns = r.nspec, nw = r.nwave;
+  std::vector<double> med_fiber(std::size_t(ns), 0.0), med_bin(std::size_t(nw), 0.0);
+  for (int s = 0; s < ns; ++s)
+    med_fiber[std::size_t(s)] = median(std::vector<double>(r.chi2pix.begin() + long(s) * nw,
+                                                           r.chi2pix.begin() + long(s + 1) * nw));
+  for (int w = 0; w < nw; ++w) {
+    std::vector<double> col;
+    for (int s = 0; s < ns; ++s) col.push_back(r.chi2pix[std::size_t(s) * nw + w]);
+    med_bin[std::size_t(w)] = median(col);
+  }
+  int counts[4] = {0, 0, 0, 0};
+  for (int s = 0; s < ns; ++s)
+    for (int w = 0; w < nw; ++w) {
+      std::size_t const i = std::size_t(s) * nw + w;
+      double const pm = r.pixmask_fraction[i], c2 = r.chi2pix[i];
+      std::uint32_t want = 0;
+      if (r.ivar[i] == 0 || pm > 0.5) want |= specmask::SOMEBADPIX;
+      if (pm >= 1.0 - 1e-12) want |= specmask::ALLBADPIX;
+      bool const absolute = c2 > 4.0;
+      bool const relative =
+          c2 > 3.0 * med_fiber[std::size_t(s)] && c2 > 3.0 * med_bin[std::size_t(w)];
+      if (absolute || relative) want |= specmask::BAD2DFIT;
+      ASSERT_EQ(r.mask[i], want) << "spectrum " << s << ", bin " << w;
+      counts[0] += (want & specmask::ALLBADPIX) != 0;
+      counts[1] += (want & specmask::SOMEBADPIX) != 0 && !(want & specmask::ALLBADPIX);
+      counts[2] += absolute;
+      counts[3] += relative && !absolute;
+    }
+  for (int k = 0; k < 4; ++k) EXPECT_GT(counts[k], 0) << "rule " << k << " never hit";
 }
 
 // A small memory budget splits the frame into one batch per bundle, a smaller one into slices

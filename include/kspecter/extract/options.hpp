@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kspecter/core/wavelength_grid.hpp>
+#include <kspecter/extract/kept_buffers.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -93,6 +94,9 @@ struct ExtractHooks {
   /// Progress: called on the calling thread after each device batch with the bundles done so
   /// far and the bundles of the frame (logging, ETAs). Empty: nobody listens.
   std::function<void(int bundles_done, int bundles_total)> on_batch_done;
+  /// Device buffers taken from the frame before and left for the next (kept_buffers.hpp);
+  /// null: allocated and freed by this frame.
+  KeptBuffers* buffers = nullptr;
 };
 
 }  // namespace kspecter::extract

@@ -21,37 +21,37 @@
 
 #include <kspecter/extract/frame.hpp>
 
+#include <memory>
+#include <optional>
+
 namespace kspecter::extract::detail {
 
+// The frame's Workspace: the one `kept` holds if it fits the frame, else a new one (what
+// `kept` held is freed first).
 template <class ExecSpace>
-FrameResult extract_frame_impl(ExecSpace const& space,
-                               SpotProvider<typename ExecSpace::memory_space> const& provider,
-                               SpotGeometry const& geom,
-                               ImageView<typename ExecSpace::memory_space> image,
-                               ImageView<typename ExecSpace::memory_space> ivar,
-                               ExtractOptions const& opt, StageTimes* times,
-                               ExtractHooks const& hooks) {
-  check_image_shapes(geom, image.extent(0), image.extent(1), ivar.extent(0), ivar.extent(1));
-  int const bundles_per_batch =
-      opt.bundles_per_batch >= 0 ? opt.bundles_per_batch : Tuning<ExecSpace>::bundles_per_batch;
-  PatchPlan const plan = make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1,
-                                         bundles_per_batch);
-  opt.validate_range(geom.wavemin, geom.wavemax);
-  FrameContext<ExecSpace> const fc{space,
-                                   plan,
-                                   opt,
-                                   frame_shape(plan, geom),
-                                   image,
-                                   ivar,
-                                   opt.psferr >= 0 ? opt.psferr : geom.psferr,
-                                   times,
-                                   hooks};
-  FrameResult res = start_result(plan, fc.shape);
-  Workspace<ExecSpace> ws(space, plan, fc.shape, opt.model, res);
-  ResultArrays<ExecSpace> arrays(fc, ws, res);  // a GPU's: touched while the batches run
-  int finished = 0;                             // spectra [0, finished) finished
+std::shared_ptr<Workspace<ExecSpace>> workspace_for(FrameContext<ExecSpace> const& fc,
+                                                    KeptBuffers* kept, FrameResult& res) {
+  using W = Workspace<ExecSpace>;
+  if (kept) {
+    std::shared_ptr<W> w = kept->take<W>();
+    if (w && w->fits(fc.shape, fc.opt.model)) {
+      w->start_frame(fc.space, fc.plan, res, fc.opt.model);
+      return w;
+    }
+  }
+  return std::make_shared<W>(fc.space, fc.plan, fc.shape, fc.opt.model, res);
+}
 
-  for (Batch const& batch : plan.batches) {
+// The batches of the plan, stage by stage, then the stitch.
+template <class ExecSpace>
+void run_batches(FrameContext<ExecSpace> const& fc,
+                 SpotProvider<typename ExecSpace::memory_space> const& provider,
+                 Workspace<ExecSpace>& ws, ResultArrays<ExecSpace>& arrays, FrameResult& res) {
+  ExecSpace const& space = fc.space;
+  ExtractOptions const& opt = fc.opt;
+  ExtractHooks const& hooks = fc.hooks;
+  int finished = 0;  // spectra [0, finished) finished
+  for (Batch const& batch : fc.plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
     plan_windows(fc, batch, ws);
     int const P = batch.patch_end - batch.patch_begin;
@@ -82,16 +82,57 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     if (hooks.on_batch_done) {
       space.fence();
       hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
-                          static_cast<int>(plan.bundles.size()));
+                          static_cast<int>(fc.plan.bundles.size()));
     }
     // The spectra of the bundles finished so far are finished on the device (and copied
     // during the next batch).
-    int const done = (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - plan.specmin;
+    int const done =
+        (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
     finish_spectra(fc, ws, &finished, done);
   }
   finish_spectra(fc, ws, &finished, fc.shape.nspec);
   stitch(fc, ws, arrays, res);
-  res.stats.peak_device_bytes = ws.meter.peak;
+}
+
+template <class ExecSpace>
+FrameResult extract_frame_impl(ExecSpace const& space,
+                               SpotProvider<typename ExecSpace::memory_space> const& provider,
+                               SpotGeometry const& geom,
+                               ImageView<typename ExecSpace::memory_space> image,
+                               ImageView<typename ExecSpace::memory_space> ivar,
+                               ExtractOptions const& opt, StageTimes* times,
+                               ExtractHooks const& hooks) {
+  check_image_shapes(geom, image.extent(0), image.extent(1), ivar.extent(0), ivar.extent(1));
+  // Stage "setup": the plan, and the device buffers allocated (and zeroed) for the frame.
+  std::optional<StageTimer<ExecSpace>> setup(std::in_place, space, "kspecter::extract::setup",
+                                             times);
+  int const bundles_per_batch =
+      opt.bundles_per_batch >= 0 ? opt.bundles_per_batch : Tuning<ExecSpace>::bundles_per_batch;
+  PatchPlan const plan = make_patch_plan(opt, geom.nfiber, 2 * geom.hsizey + 1, 2 * geom.hsizex + 1,
+                                         bundles_per_batch);
+  opt.validate_range(geom.wavemin, geom.wavemax);
+  FrameContext<ExecSpace> const fc{space,
+                                   plan,
+                                   opt,
+                                   frame_shape(plan, geom),
+                                   image,
+                                   ivar,
+                                   opt.psferr >= 0 ? opt.psferr : geom.psferr,
+                                   times,
+                                   hooks};
+  FrameResult res = start_result(plan, fc.shape);
+  // Stage "release": the device buffers freed or kept (timed from the end of the stitch until
+  // the Workspace's destructor has run).
+  std::optional<StageTimer<ExecSpace>> release;
+  {
+    std::shared_ptr<Workspace<ExecSpace>> ws = workspace_for(fc, hooks.buffers, res);
+    ResultArrays<ExecSpace> arrays(fc, *ws, res);  // a GPU's: touched while the batches run
+    setup.reset();
+    run_batches(fc, provider, *ws, arrays, res);
+    res.stats.peak_device_bytes = ws->meter.peak;
+    release.emplace(space, "kspecter::extract::release", times);
+    if (hooks.buffers) hooks.buffers->keep(ws, ws->own_bytes());
+  }
   return res;
 }
 
@@ -116,6 +157,7 @@ FrameResult extract_frame(ExecSpace const& space,
       return detail::extract_frame_impl(space, spots, geometry, image, ivar, o, times, hooks);
     } catch (std::exception const& e) {
       if (!detail::is_out_of_memory(e)) throw;
+      if (hooks.buffers) hooks.buffers->release();  // the frame before's, if any are left
       auto const budget = detail::smaller_budget(o, geometry);
       if (!budget) throw detail::out_of_memory_error(e, opt.memory_budget, o.memory_budget);
       o.memory_budget = *budget;

@@ -9,6 +9,7 @@
 #include <kspecter/core/kokkos_compat.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <future>
 #include <vector>
 
@@ -32,14 +33,14 @@ class ResultArrays {
       : side_(fc.space), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
-      outs_ = {{ws.flux.data(), ws.flux.span(), w, &res.flux},
-               {ws.ivar.data(), ws.ivar.span(), w, &res.ivar},
-               {ws.deconv.data(), ws.deconv.span(), w, &res.deconvolved_flux},
-               {ws.chi2.data(), ws.chi2.span(), w, &res.chi2pix},
-               {ws.pixmask.data(), ws.pixmask.span(), w, &res.pixmask_fraction},
-               {ws.rdiag.data(), ws.rdiag.span(), ws.rdiag.extent(1) * w, &res.resolution}};
-      if (fc.opt.model) outs_.push_back({ws.model.data(), ws.model.span(), 0, &res.model});
-      for (Out const& o : outs_) reserve_huge(*o.dst, o.size);  // allocation stays here
+      outs_ = {out(ws.flux, w, res.flux),
+               out(ws.ivar, w, res.ivar),
+               out(ws.deconv, w, res.deconvolved_flux),
+               out(ws.chi2, w, res.chi2pix),
+               out(ws.pixmask, w, res.pixmask_fraction),
+               out(ws.mask, w, res.mask),
+               out(ws.rdiag, ws.rdiag.extent(1) * w, res.resolution)};
+      if (fc.opt.model) outs_.push_back(out(ws.model, 0, res.model));
       start();
     }
   }
@@ -90,15 +91,26 @@ class ResultArrays {
   }
 
  private:
+  // A device array and the result's vector it goes to, as bytes.
   struct Out {
-    double const* src;
-    std::size_t size;
-    std::size_t row;  // doubles per spectrum; 0: not per spectrum (the model), copied last
-    std::vector<double>* dst;
+    char const* src;
+    std::size_t size;  // bytes
+    std::size_t row;   // bytes per spectrum; 0: not per spectrum (the model), copied last
+    char* dst;         // the vector's storage, reserved
+    std::function<void()> touch;  // sizes the vector, within its capacity
   };
+  // The vector gets its storage here (reserved, no page touched), so that nothing allocates
+  // while the copies run.
+  template <class View, class V>
+  static Out out(View const& src, std::size_t row, std::vector<V>& dst) {
+    std::size_t const n = src.span();
+    reserve_huge(dst, n);
+    return {reinterpret_cast<char const*>(src.data()), n * sizeof(V), row * sizeof(V),
+            reinterpret_cast<char*>(dst.data()), [&dst, n] { dst.resize(n); }};
+  }
   void start() {
     for (Out const& o : outs_)  // within the capacity: no allocation, nothing thrown
-      touched_.push_back(std::async(std::launch::async, [o] { o.dst->resize(o.size); }));
+      touched_.push_back(std::async(std::launch::async, o.touch));
   }
   void wait_touched() {
     for (auto& t : touched_)
@@ -111,10 +123,10 @@ class ResultArrays {
   }
   // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
   static void copy_part(ExecSpace const& space, Out const& o, std::size_t i0, std::size_t i1) {
-    using Flat = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    using FlatDev = Kokkos::View<double const*, typename ExecSpace::memory_space,
+    using Flat = Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using FlatDev = Kokkos::View<char const*, typename ExecSpace::memory_space,
                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    Kokkos::deep_copy(space, Flat(o.dst->data() + i0, i1 - i0), FlatDev(o.src + i0, i1 - i0));
+    Kokkos::deep_copy(space, Flat(o.dst + i0, i1 - i0), FlatDev(o.src + i0, i1 - i0));
   }
 
   compat::SideInstance<ExecSpace> side_;
@@ -134,8 +146,7 @@ void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
     res.model_nx = fc.shape.npx;
     res.model_ny = fc.shape.npy;
   }
-  auto const failed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ws.failed);
-  finalize_frame(res, failed.data(), fc.opt);
+  finalize_frame(res, fc.opt);
 }
 
 }  // namespace kspecter::extract::detail

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,11 +73,12 @@ class Workspace {
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible;
 
   // Frame arrays: the outputs the batches fill.
-  Array2 flux, ivar, deconv, chi2, pixmask;                 // [nspec][nwave]
-  Kokkos::View<double***, Kokkos::LayoutRight, mem> rdiag;  // [nspec][2 ndiag + 1][nwave]
-  Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;     // [nspec][nwave] kFailed* bits
-  Array2 model;                                             // [npy][npx] when asked for
-  Kokkos::View<double*, mem> full_wave;                     // [nfull] padded grid
+  Array2 flux, ivar, deconv, chi2, pixmask;                      // [nspec][nwave]
+  Kokkos::View<double***, Kokkos::LayoutRight, mem> rdiag;       // [nspec][2 ndiag + 1][nwave]
+  Kokkos::View<int**, Kokkos::LayoutRight, mem> failed;          // [nspec][nwave] kFailed* bits
+  Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, mem> mask;  // [nspec][nwave] specmask
+  Array2 model;                                                  // [npy][npx] when asked for
+  Kokkos::View<double*, mem> full_wave;                          // [nfull] padded grid
 
   // Batch buffers, sized for the largest batch.
   typename T::Mat icov_all;
@@ -107,22 +109,12 @@ class Workspace {
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
             FrameResult& res)
       : space_(space), shape_(s) {
-    flux = output<Array2>("kspecter::extract::flux", res.flux, s.nspec, s.nwave);
-    ivar = output<Array2>("kspecter::extract::ivar", res.ivar, s.nspec, s.nwave);
-    deconv =
-        output<Array2>("kspecter::extract::deconvolved", res.deconvolved_flux, s.nspec, s.nwave);
-    chi2 = output<Array2>("kspecter::extract::chi2pix", res.chi2pix, s.nspec, s.nwave);
-    pixmask = output<Array2>("kspecter::extract::pixmask", res.pixmask_fraction, s.nspec, s.nwave);
-    rdiag = output<decltype(rdiag)>("kspecter::extract::rdiag", res.resolution, s.nspec,
-                                    2 * s.ndiag + 1, s.nwave);
+    bind_outputs(res, with_model);
     failed =
         allocate_zeroed<decltype(failed)>(space_, "kspecter::extract::failed", s.nspec, s.nwave);
     meter.hold(bytes_of(failed));
-    if (with_model) model = output<Array2>("kspecter::extract::model", res.model, s.npy, s.npx);
     full_wave = allocate<decltype(full_wave)>(space_, "kspecter::extract::full_wave", s.nfull);
-    Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        plan.full_wave.data(), plan.full_wave.size());
-    Kokkos::deep_copy(space_, full_wave, h);
+    upload_grid(plan);
 
     int const pmax = s.pmax;
     rhs_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs", pmax, s.n);
@@ -148,6 +140,32 @@ class Workspace {
     xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
                                            pmax * s.nslots, 2);
     meter.hold(bytes_of(xr_all));
+  }
+
+  /// Whether this workspace's buffers serve a frame of shape `s` (KeptBuffers): its sizes,
+  /// and a model image if asked for (a host backend's frame arrays are the result's own).
+  bool fits(FrameShape const& s, bool with_model) const {
+    return s == shape_ && (results_in_place || !with_model || model.extent(0) > 0);
+  }
+
+  /// Readies the buffers of the frame before (fits) for a new frame `res`, on `space`: the
+  /// frame arrays zeroed as a new workspace's are (on a host, the new result's vectors), the
+  /// grid uploaded. The batch buffers and those grown by the frame before are kept as they
+  /// are: each batch writes what it reads.
+  void start_frame(ExecSpace const& space, PatchPlan const& plan, FrameResult& res,
+                   bool with_model) {
+    space_ = space;
+    auto zero = [&](auto const& v) { fill_span(space_, v, {}); };
+    if constexpr (results_in_place) {
+      meter.release(output_bytes_);
+      bind_outputs(res, with_model);
+    } else {
+      zero(flux), zero(ivar), zero(deconv), zero(chi2), zero(pixmask), zero(rdiag), zero(mask);
+      if (model.extent(0) > 0) zero(model);
+    }
+    zero(failed), zero(info_all);
+    upload_grid(plan);
+    meter.peak = meter.now;
   }
 
   /// Points the weights at CCD columns [x0, x0 + ncol), growing the buffer if needed; its
@@ -185,6 +203,12 @@ class Workspace {
   template <class N>
   static N with_headroom(N n) {
     return n + n / 4;
+  }
+
+  /// Device bytes this workspace holds of its own (a host backend's frame arrays are the
+  /// result's vectors, not its own).
+  std::size_t own_bytes() const {
+    return meter.now - (results_in_place ? std::min(meter.now, output_bytes_) : 0);
   }
 
   /// Meters the inverse square root's workspace as the last call left it.
@@ -249,11 +273,34 @@ class Workspace {
   }
 
  private:
+  // The frame arrays (the result's vectors on a host backend, see output).
+  void bind_outputs(FrameResult& res, bool with_model) {
+    FrameShape const& s = shape_;
+    output_bytes_ = 0;
+    flux = output<Array2>("kspecter::extract::flux", res.flux, s.nspec, s.nwave);
+    ivar = output<Array2>("kspecter::extract::ivar", res.ivar, s.nspec, s.nwave);
+    deconv =
+        output<Array2>("kspecter::extract::deconvolved", res.deconvolved_flux, s.nspec, s.nwave);
+    chi2 = output<Array2>("kspecter::extract::chi2pix", res.chi2pix, s.nspec, s.nwave);
+    pixmask = output<Array2>("kspecter::extract::pixmask", res.pixmask_fraction, s.nspec, s.nwave);
+    rdiag = output<decltype(rdiag)>("kspecter::extract::rdiag", res.resolution, s.nspec,
+                                    2 * s.ndiag + 1, s.nwave);
+    mask = output<decltype(mask)>("kspecter::extract::mask", res.mask, s.nspec, s.nwave);
+    model =
+        with_model ? output<Array2>("kspecter::extract::model", res.model, s.npy, s.npx) : Array2();
+  }
+
+  void upload_grid(PatchPlan const& plan) {
+    Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        plan.full_wave.data(), plan.full_wave.size());
+    Kokkos::deep_copy(space_, full_wave, h);
+  }
+
   // A frame array, zeroed: on a host backend the result's own vector (sized here, given the
   // huge-page hint), so that the stitch copies nothing; on a GPU a device array that the
   // stitch copies into that vector (ResultArrays).
-  template <class View, class... Extents>
-  View output(char const* name, std::vector<double>& dst, Extents... extents) {
+  template <class View, class V, class... Extents>
+  View output(char const* name, std::vector<V>& dst, Extents... extents) {
     View v;
     if constexpr (results_in_place) {
       std::size_t const size = (std::size_t(extents) * ...);
@@ -264,12 +311,13 @@ class Workspace {
       v = allocate_zeroed<View>(space_, name, extents...);
     }
     meter.hold(bytes_of(v));
+    output_bytes_ += bytes_of(v);
     return v;
   }
 
   ExecSpace space_;
   FrameShape shape_;
-  std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0;
+  std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
 };
 
 }  // namespace kspecter::extract::detail
