@@ -50,7 +50,8 @@ void run_batches(FrameContext<ExecSpace> const& fc,
   ExecSpace const& space = fc.space;
   ExtractOptions const& opt = fc.opt;
   ExtractHooks const& hooks = fc.hooks;
-  int finished = 0;  // spectra [0, finished) finished
+  Finished finished;  // how far the spectra are finished
+  ws.reserve_counts(int(fc.plan.batches.size()));
   for (Batch const& batch : fc.plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
     plan_windows(fc, batch, ws);
@@ -61,7 +62,7 @@ void run_batches(FrameContext<ExecSpace> const& fc,
     // solves run. Started before this batch's spots and plan, the copy (to pageable memory,
     // through the driver's staging) held up their own small copies to the host by ~3 ms a
     // batch once the spots took 5 ms (perf/gpu_runs.md, session 16).
-    arrays.copy_spectra(space, finished);
+    arrays.copy_spectra(space, finished.quality);
     if (hw < 0) ws.ensure_dense();
     res.stats.nbatch_band += hw >= 0 ? 1 : 0;
     BatchViews<ExecSpace> const b = ws.batch(P, hw);
@@ -77,20 +78,26 @@ void run_batches(FrameContext<ExecSpace> const& fc,
       covariance_blocks(fc, b);
     decorrelate(fc, b, ws, hw >= 0);
     capture.after_decorrelation(b, fc.shape.ncs);
-    res.stats.quality_macs += assess_quality(fc, batch, b, ws);
+    // The spectra of the bundles finished so far are finished on the device, and copied
+    // during the next batch; the last batch's solution during its quality stage, unless the
+    // frame model (frame_model.hpp) still needs it in the solver's units.
+    int const done =
+        (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
+    if (!opt.model) finish_solution(fc, ws, &finished, done);
+    if (!opt.model && &batch == &fc.plan.batches.back())
+      arrays.copy_spectra(space, finished.solution, ResultArrays<ExecSpace>::kSolution);
+    assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()));
+    finish_solution(fc, ws, &finished, done);
     capture.move_to(res.debug);
     if (hooks.on_batch_done) {
       space.fence();
       hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
                           static_cast<int>(fc.plan.bundles.size()));
     }
-    // The spectra of the bundles finished so far are finished on the device (and copied
-    // during the next batch).
-    int const done =
-        (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
-    finish_spectra(fc, ws, &finished, done);
+    finish_quality(fc, ws, &finished, done);
   }
-  finish_spectra(fc, ws, &finished, fc.shape.nspec);
+  finish_solution(fc, ws, &finished, fc.shape.nspec);
+  finish_quality(fc, ws, &finished, fc.shape.nspec);
   stitch(fc, ws, arrays, res);
 }
 

@@ -253,10 +253,12 @@ struct Chi2PixMask {
   }
 };
 
-/// Returns the pixel products summed (ExtractStats::quality_macs).
+/// The pixel products summed (ExtractStats::quality_macs) go to the device, to
+/// ws.quality_counts(2 slot) and (2 slot + 1): a reduction to the host would wait for the
+/// copies of spectra under way (stitch.hpp).
 template <class ExecSpace>
-long long assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                         BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws) {
+void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                    BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, int slot) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
@@ -267,7 +269,8 @@ long long assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
       "kspecter::extract::row_ranges", RangeI(fc.space, 0, b.P * s.nslots),
       RowRanges<ExecSpace, Slots>{b.xc, b.yc, Slots{b.ptab, s.nslots, s.m, b.nrow_max}, ws.rr_all,
                                   ws.xr_all, s.sny, s.snx});
-  long long qm = 0, qm2 = 0;
+  auto const qm = Kokkos::subview(ws.quality_counts, 2 * slot);
+  auto const qm2 = Kokkos::subview(ws.quality_counts, 2 * slot + 1);
   Kokkos::parallel_reduce(
       "kspecter::extract::model_chi2", Policy(fc.space, b.P, T::Tune::team, T::Tune::vector),
       ModelChi2<ExecSpace>{{b.spots, b.xc, b.yc, ws.rr_all, ws.xr_all, s.sny, s.snx},
@@ -290,7 +293,6 @@ long long assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
                                                  s.sny, s.snx, s.npy, s.npx, s.nspec, b.nrow_max},
                           qm2);
   if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws);
-  return qm + qm2;
 }
 
 }  // namespace kspecter::extract::detail

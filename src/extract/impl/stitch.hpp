@@ -24,8 +24,9 @@ namespace kspecter::extract::detail {
 ///
 /// The spectra of finished bundles are copied while the device goes on with the next batch
 /// (copy_spectra): on a side instance (its own stream), from a host thread, one copy after
-/// the other. The stitch then copies only the last batch's spectra and the model. Under a
-/// Kokkos tool the copies stay on the calling thread.
+/// the other. The last batch's solution part goes while its quality stage runs; the stitch
+/// then copies only its quality part and the model. Under a Kokkos tool the copies stay on
+/// the calling thread.
 template <class ExecSpace>
 class ResultArrays {
  public:
@@ -33,14 +34,14 @@ class ResultArrays {
       : side_(fc.space), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
-      outs_ = {out(ws.flux, w, res.flux),
-               out(ws.ivar, w, res.ivar),
-               out(ws.deconv, w, res.deconvolved_flux),
-               out(ws.chi2, w, res.chi2pix),
-               out(ws.pixmask, w, res.pixmask_fraction),
-               out(ws.mask, w, res.mask),
-               out(ws.rdiag, ws.rdiag.extent(1) * w, res.resolution)};
-      if (fc.opt.model) outs_.push_back(out(ws.model, 0, res.model));
+      outs_ = {out(ws.flux, w, res.flux, kSolution),
+               out(ws.ivar, w, res.ivar, kSolution),
+               out(ws.deconv, w, res.deconvolved_flux, kSolution),
+               out(ws.rdiag, ws.rdiag.extent(1) * w, res.resolution, kSolution),
+               out(ws.chi2, w, res.chi2pix, kQuality),
+               out(ws.pixmask, w, res.pixmask_fraction, kQuality),
+               out(ws.mask, w, res.mask, kQuality)};
+      if (fc.opt.model) outs_.push_back(out(ws.model, 0, res.model, kQuality));
       start();
     }
   }
@@ -50,27 +51,36 @@ class ResultArrays {
     if (pending_.valid()) pending_.wait();  // before the arrays it copies go
   }
 
-  /// Starts copying spectra [copied, s1) of the frame arrays, which the batches launched on
-  /// `space` so far have finished, while `space` goes on with the next batch.
-  void copy_spectra(ExecSpace const& space, int s1) {
+  /// The frame arrays in two parts, finished at two times (finish_spectra.hpp): the
+  /// solution's (flux, ivar, deconvolved flux, resolution) and the quality's (chi2pix,
+  /// pixmask_fraction, mask; the model, copied last).
+  static constexpr int kSolution = 0, kQuality = 1;
+
+  /// Starts copying spectra [copied, s1) of the part, or of both parts (part < 0), which the
+  /// kernels launched on `space` so far have finished, while `space` goes on.
+  void copy_spectra(ExecSpace const& space, int s1, int part = -1) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
-      int const s0 = copied_;
       s1 = std::min(s1, nspec_);
-      if (s1 <= s0) return;
-      copied_ = s1;
+      std::vector<Range> ranges;
+      for (int p : {kSolution, kQuality})
+        if ((part < 0 || part == p) && s1 > copied_[p]) {
+          ranges.push_back({p, copied_[p], s1});
+          copied_[p] = s1;
+        }
+      if (ranges.empty()) return;
       space.fence();  // the kernels that wrote these spectra
       if (Kokkos::Tools::profileLibraryLoaded()) {
         // Tools (kokkos-tools, bench_extract --kernels) keep one stack of events and are
         // not thread-safe: copy here, in order, without the overlap.
         wait_touched();
-        copy_range(space, s0, s1);
+        for (Range const& r : ranges) copy_range(space, r);
         space.fence();
         return;
       }
-      pending_ = std::async(std::launch::async, [this, s0, s1, prev = std::move(pending_)]() {
+      pending_ = std::async(std::launch::async, [this, ranges, prev = std::move(pending_)]() {
         if (prev.valid()) prev.wait();
         wait_touched();
-        copy_range(side_.get(), s0, s1);
+        for (Range const& r : ranges) copy_range(side_.get(), r);
         side_.get().fence();
       });
     }
@@ -82,8 +92,10 @@ class ResultArrays {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       if (pending_.valid()) pending_.get();
       wait_touched();
-      copy_range(space, copied_, nspec_);
-      copied_ = nspec_;
+      for (int p : {kSolution, kQuality}) {
+        copy_range(space, {p, copied_[p], nspec_});
+        copied_[p] = nspec_;
+      }
       for (Out const& o : outs_)
         if (o.row == 0) copy_part(space, o, 0, o.size);
       space.fence();
@@ -98,15 +110,23 @@ class ResultArrays {
     std::size_t row;   // bytes per spectrum; 0: not per spectrum (the model), copied last
     char* dst;         // the vector's storage, reserved
     std::function<void()> touch;  // sizes the vector, within its capacity
+    int part;                     // kSolution or kQuality
+  };
+  struct Range {
+    int part, s0, s1;  // spectra [s0, s1) of the part
   };
   // The vector gets its storage here (reserved, no page touched), so that nothing allocates
   // while the copies run.
   template <class View, class V>
-  static Out out(View const& src, std::size_t row, std::vector<V>& dst) {
+  static Out out(View const& src, std::size_t row, std::vector<V>& dst, int part) {
     std::size_t const n = src.span();
     reserve_huge(dst, n);
-    return {reinterpret_cast<char const*>(src.data()), n * sizeof(V), row * sizeof(V),
-            reinterpret_cast<char*>(dst.data()), [&dst, n] { dst.resize(n); }};
+    return {reinterpret_cast<char const*>(src.data()),
+            n * sizeof(V),
+            row * sizeof(V),
+            reinterpret_cast<char*>(dst.data()),
+            [&dst, n] { dst.resize(n); },
+            part};
   }
   void start() {
     for (Out const& o : outs_)  // within the capacity: no allocation, nothing thrown
@@ -116,10 +136,11 @@ class ResultArrays {
     for (auto& t : touched_)
       if (t.valid()) t.get();
   }
-  void copy_range(ExecSpace const& space, int s0, int s1) {
-    if (s1 <= s0) return;
+  void copy_range(ExecSpace const& space, Range const& r) {
+    if (r.s1 <= r.s0) return;
     for (Out const& o : outs_)
-      if (o.row > 0) copy_part(space, o, std::size_t(s0) * o.row, std::size_t(s1) * o.row);
+      if (o.row > 0 && o.part == r.part)
+        copy_part(space, o, std::size_t(r.s0) * o.row, std::size_t(r.s1) * o.row);
   }
   // Straight into the result's storage: one device-to-host pass, no intermediate mirror.
   static void copy_part(ExecSpace const& space, Out const& o, std::size_t i0, std::size_t i1) {
@@ -131,7 +152,7 @@ class ResultArrays {
 
   compat::SideInstance<ExecSpace> side_;
   int nspec_ = 0;
-  int copied_ = 0;  // spectra [0, copied_) copied or being copied
+  int copied_[2] = {0, 0};  // spectra [0, copied_[part]) copied or being copied
   std::vector<Out> outs_;
   std::vector<std::future<void>> touched_;
   std::future<void> pending_;  // the last copy started
@@ -142,6 +163,8 @@ void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
             ResultArrays<ExecSpace>& arrays, FrameResult& res) {
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::stitch", fc.times);
   arrays.copy(fc.space);
+  auto const counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ws.quality_counts);
+  for (std::size_t i = 0; i < 2 * fc.plan.batches.size(); ++i) res.stats.quality_macs += counts(i);
   if (fc.opt.model) {
     res.model_nx = fc.shape.npx;
     res.model_ny = fc.shape.npy;

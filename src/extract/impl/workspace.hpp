@@ -100,6 +100,9 @@ class Workspace {
   // decorrelate() as it grows.
   solve::InverseSqrtWorkspace<mem> inverse_sqrt;
 
+  // The quality kernels' pixel products, two a batch (quality.hpp), read with the stitch.
+  Kokkos::View<long long*, mem> quality_counts;
+
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
   Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
   int weights_x0 = 0, weights_ncol = 0;
@@ -166,6 +169,13 @@ class Workspace {
     zero(failed), zero(info_all);
     upload_grid(plan);
     meter.peak = meter.now;
+  }
+
+  /// Room for the quality counts of `nbatch` batches (each batch writes its own two).
+  void reserve_counts(int nbatch) {
+    if (quality_counts.extent(0) >= std::size_t(2 * nbatch)) return;
+    quality_counts = allocate<decltype(quality_counts)>(space_, "kspecter::extract::quality_counts",
+                                                        std::size_t(2 * nbatch));
   }
 
   /// Points the weights at CCD columns [x0, x0 + ncol), growing the buffer if needed; its
