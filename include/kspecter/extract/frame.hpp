@@ -93,9 +93,11 @@ struct SpotGeometry {
 /// Extracts a frame from spots given by `spots`. `image` and `ivar` are [ny][nx] with
 /// ny = geometry.npix_y and nx = geometry.npix_x; pixels whose ivar is <= 0 or not finite, or
 /// whose image value is not finite, are ignored (weight 0). Stage times are added to `times`
-/// under kspecter::extract::{spots, plan, assembly, factorisation, covariance, decorrelation,
-/// quality, stitch} (each a fenced profiling region; plan includes the pixel weights).
-/// `hooks` report progress and keep debug patches (options.hpp); they change no number.
+/// under kspecter::extract::{setup, spots, plan, assembly, factorisation, covariance,
+/// decorrelation, finish, quality, stitch, release} (each a fenced profiling region; plan
+/// includes the pixel weights; the PSF form adds psf, its tables' upload). `hooks` report
+/// progress, keep debug patches and keep device buffers for the next frame (options.hpp);
+/// they change no number.
 /// Throws ParameterError for invalid options, a size mismatch, a wavelength range outside
 /// the PSF or a memory budget below one patch. When an allocation fails (a std::bad_alloc:
 /// kspecter::OutOfMemory from core/allocate.hpp, or operator new), it starts again with

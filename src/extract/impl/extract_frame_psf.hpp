@@ -6,6 +6,7 @@
 #include "../out_of_memory.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/profiling.hpp>
 #include <kspecter/extract/frame.hpp>
 #include <kspecter/psf/spots.hpp>
 
@@ -19,6 +20,7 @@ FrameResult extract_frame(ExecSpace const& space, psf::GaussHermitePsf const& ps
   using mem = typename ExecSpace::memory_space;
   psf::DevicePsf<mem> dpsf;
   try {
+    StageTimer<ExecSpace> st(space, "kspecter::extract::psf", times);  // the PSF's tables up
     dpsf = psf::to_device(space, psf);
   } catch (std::exception const& e) {
     if (!detail::is_out_of_memory(e)) throw;
