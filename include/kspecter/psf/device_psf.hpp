@@ -99,14 +99,19 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   d.wavemax = psf.params[0].wavemax;
   d.tails = psf.has_tails();
 
+  // Uploads straight from host vectors in the View's order: a host mirror would be zeroed
+  // first by a parallel_for, which took several ms on a busy node's OpenMP pool
+  // (perf/gpu_runs.md, session 17).
+  using Host =
+      Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  auto upload = [&](auto const& v, std::vector<double> const& h) {
+    using Flat = Kokkos::View<double*, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::deep_copy(space, Flat(v.data(), v.span()), Host(h.data(), h.size()));
+  };
   auto copy2 = [&](LegendreSet const& s, char const* label) {
     auto v =
         allocate<Kokkos::View<double**, Kokkos::LayoutRight, mem>>(space, label, s.nfiber, s.ncoef);
-    auto h = Kokkos::create_mirror_view(v);
-    for (int f = 0; f < s.nfiber; ++f)
-      for (int k = 0; k < s.ncoef; ++k) h(f, k) = s.coeff[std::size_t(f) * s.ncoef + k];
-    Kokkos::deep_copy(space, v, h);
-    space.fence();  // the mirror dies at the end of this lambda
+    upload(v, s.coeff);  // [nfiber][ncoef], as the View
     return v;
   };
   d.xtrace = copy2(psf.xtrace, "kspecter::psf::xtrace");
@@ -116,11 +121,13 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   int const ncoef = psf.params[0].ncoef;
   using V3 = Kokkos::View<double***, Kokkos::LayoutRight, mem>;
   d.params = allocate<V3>(space, "kspecter::psf::params", nparam, psf.nfiber, ncoef);
-  auto hp = Kokkos::create_mirror_view(d.params);
+  std::vector<double> hp;
+  hp.reserve(d.params.span());
   for (int p = 0; p < nparam; ++p)
-    for (int f = 0; f < psf.nfiber; ++f)
-      for (int k = 0; k < ncoef; ++k) hp(p, f, k) = psf.params[p].coeff[std::size_t(f) * ncoef + k];
-  Kokkos::deep_copy(space, d.params, hp);
+    hp.insert(hp.end(), psf.params[p].coeff.begin(),
+              psf.params[p].coeff.begin() + long(psf.nfiber) * ncoef);
+  upload(d.params, hp);
+  space.fence();  // before the host vector goes
 
   // Rows of spot_params, in the kernel's order.
   std::vector<int> rows;
