@@ -83,11 +83,14 @@ void run_batches(FrameContext<ExecSpace> const& fc,
     // frame model (frame_model.hpp) still needs it in the solver's units.
     int const done =
         (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
-    if (!opt.model) finish_solution(fc, ws, &finished, done);
-    if (!opt.model && &batch == &fc.plan.batches.back())
-      arrays.copy_spectra(space, finished.solution, ResultArrays<ExecSpace>::kSolution);
+    bool const solution_first = !opt.model;
+    if (solution_first) {
+      finish_solution(fc, ws, &finished, done);
+      if (&batch == &fc.plan.batches.back())
+        arrays.copy_spectra(space, finished.solution, ResultArrays<ExecSpace>::kSolution);
+    }
     assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()));
-    finish_solution(fc, ws, &finished, done);
+    if (!solution_first) finish_solution(fc, ws, &finished, done);
     capture.move_to(res.debug);
     if (hooks.on_batch_done) {
       space.fence();
