@@ -8,6 +8,7 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/solve/band.hpp>
 #include <kspecter/solve/batched.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -375,6 +376,56 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
         Policy(TEST_EXECSPACE(), 1, 1)
             .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
     if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+  }
+}
+
+/// The host's tuning with a team of T threads, so that the GPU path runs on host teams.
+template <int T>
+struct HostLoopTune : solve::BandTuning<TEST_EXECSPACE> {
+  static constexpr bool coalesce = false;
+  static constexpr int factor_team_size = T;
+};
+
+// The GPU factorisation (rows read two steps ahead, a row pair's update shared by several
+// threads where the team has threads to spare) does each entry's update as the host's loop,
+// in the same order: the factors must be the same bits, for every band width (narrow bands
+// give a pair more than one thread even on a two-thread host team) and with rows outside the
+// envelope (zero columns of L).
+TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
+  std::uint64_t const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int const n = 61, nmat = 3;
+  for (int b : {0, 1, 2, 3, 7, 30, 60}) {
+    int const w = b + 1;
+    solve::BandBatch<mem> a0("a0", nmat, n, w), a1("a1", nmat, n, w);
+    auto h = Kokkos::create_mirror_view(a0);
+    for (int p = 0; p < nmat; ++p)
+      for (int i = 0; i < n; ++i)
+        for (int c = 0; c < w; ++c) {
+          int const j = i - b + c;
+          bool const outside = p == 1 && c < b / 2 && i % 5 == 0;  // an envelope to skip
+          h(p, i, c) = j < 0 || outside ? 0.0 : (c == b ? 2.0 * w + u(rng) : u(rng));
+        }
+    Kokkos::deep_copy(a0, h);
+    Kokkos::deep_copy(a1, h);
+    Kokkos::View<int*, mem> i0("i0", nmat), i1("i1", nmat);
+    TEST_EXECSPACE space;
+    solve::detail::band_cholesky_impl<HostLoopTune<1>>(space, a0, i0);
+    solve::detail::band_cholesky_impl<GpuShapedTune<2>>(space, a1, i1);
+    auto g0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0);
+    auto g1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a1);
+    auto f0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), i0);
+    auto f1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), i1);
+    int differ = 0;
+    for (int p = 0; p < nmat; ++p) {
+      EXPECT_EQ(f0(p), 0) << "b = " << b;
+      EXPECT_EQ(f1(p), 0) << "b = " << b;
+      for (int i = 0; i < n; ++i)
+        for (int c = 0; c < w; ++c) differ += g0(p, i, c) != g1(p, i, c);
+    }
+    EXPECT_EQ(differ, 0) << "b = " << b;
   }
 }
 

@@ -70,12 +70,18 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
                          [&](int t) { v[t] = p[packed(k1 + t, k)]; });
     team.team_barrier();
-    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j.
+    // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j,
+    // in one loop whose entry is chosen by t (a GPU warp's threads would otherwise run both
+    // loops, each as long as its longest thread's: twice the instructions).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int j) {
-      double const* row = p + packed(k1 + j, k1);
+      int const row = packed(k1 + j, k1);
+      int below = packed(k1 + j + 1, k1 + j);  // (k1 + t, k1 + j) for t = j + 1, then down
       double s = 0.0;
-      for (int t = 0; t <= j; ++t) s += row[t] * v[t];
-      for (int t = j + 1; t < r; ++t) s += p[packed(k1 + t, k1 + j)] * v[t];
+      for (int t = 0; t < r; ++t) {
+        bool const left = t <= j;
+        s += p[left ? row + t : below] * v[t];
+        below += left ? 0 : k1 + t + 1;
+      }
       pw[j] = tk * s;
     });
     team.team_barrier();
