@@ -44,30 +44,57 @@ KOKKOS_INLINE_FUNCTION void update_row(double* r, double const* c, double li, in
   for (; j < len; ++j) r[j] -= li * c[j];
 }
 
-/// The rank-1 update of step k on a GPU team: rows ii and h - 1 - ii (0 <= ii < h, rows k + 1
-/// + ii below the pivot) form a pair of h + 1 entries, which `per` threads share in contiguous
-/// chunks, so that every thread of the team has a short chain of update_row steps rather than
-/// one warp a long one. The same single update an entry as the host's loop.
-template <class Member, class SlotOf>
-KOKKOS_INLINE_FUNCTION void band_update_pairs(Member const& team, double* win, double const* col,
-                                              int w, int k, int h, SlotOf const& slot_below) {
-  int const b = w - 1, pairs = (h + 1) / 2;
-  if (pairs == 0) return;
-  int const per = compat::imax(1, team.team_size() / pairs);
-  int const chunk = (h + 1 + per - 1) / per;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pairs * per), [&](int u) {
-    int const t = u / per, lo = (u - t * per) * chunk, hi = compat::imin(lo + chunk, h + 1);
-    // Row ii's ii + 1 entries sit at [start, start + ii + 1) of the pair's h + 1.
-    auto const piece = [&](int ii, int start) {
-      int const from = compat::imax(lo, start), to = compat::imin(hi, start + ii + 1);
-      double const li = col[ii];
-      if (from >= to || li == 0.0) return;  // li = 0: outside the envelope
-      double* const ri = win + slot_below(ii) * w + (b - ii) + (from - start);  // (i, k + 1)
-      update_row(ri, col + (from - start), li, to - from);
-    };
-    piece(t, 0);
-    if (h - 1 - t != t) piece(h - 1 - t, t + 1);
-  });
+/// A GPU thread's share of the rank-1 update below a pivot with h rows under it: rows t and
+/// h - 1 - t form a pair of h + 1 entries, which `per` threads share in contiguous chunks, so
+/// that every thread of the team has a short chain of update_row steps rather than one warp a
+/// long one. Worked out once for h = b, and again only in the last b steps.
+struct PairShare {
+  int t = 0, lo = 0, hi = 0;  // the pair, and the thread's entries [lo, hi) of its h + 1
+  int items = 0, per = 1;     // pairs x per shares in all (a team smaller than the pairs
+                              // takes several, worked out as they come)
+  KOKKOS_INLINE_FUNCTION PairShare(int u, int ts, int h) {
+    int const pairs = (h + 1) / 2;
+    per = compat::imax(1, ts / compat::imax(1, pairs));
+    items = pairs * per;
+    at(u, h);
+  }
+  KOKKOS_INLINE_FUNCTION void at(int u, int h) {
+    int const chunk = (h + 1 + per - 1) / per;
+    t = u / per;
+    lo = (u - t * per) * chunk;
+    hi = u < items ? compat::imin(lo + chunk, h + 1) : lo;
+  }
+};
+
+/// The rank-1 update of step k by the thread of `share` (the same single update an entry as the
+/// host's loop). Row ii's ii + 1 entries sit at [start, start + ii + 1) of its pair's.
+template <class SlotOf>
+KOKKOS_INLINE_FUNCTION void band_update_pair(PairShare const& share, double* win,
+                                             double const* col, int w, int h,
+                                             SlotOf const& slot_below) {
+  int const b = w - 1;
+  auto const piece = [&](int ii, int start) {
+    int const from = compat::imax(share.lo, start), to = compat::imin(share.hi, start + ii + 1);
+    if (from >= to) return;
+    double const li = col[ii];
+    if (li == 0.0) return;  // outside the envelope
+    double* const ri = win + slot_below(ii) * w + (b - ii) + (from - start);  // (i, k + 1)
+    update_row(ri, col + (from - start), li, to - from);
+  };
+  piece(share.t, 0);
+  if (h - 1 - share.t != share.t) piece(h - 1 - share.t, share.t + 1);
+}
+
+/// Every share of the thread `rank` in a team of ts (one on a GPU team, which has more threads
+/// than pairs).
+template <class SlotOf>
+KOKKOS_INLINE_FUNCTION void band_update_pairs(PairShare share, int rank, int ts, double* win,
+                                              double const* col, int w, int h,
+                                              SlotOf const& slot_below) {
+  for (int u = rank; u < share.items; u += ts) {
+    if (u != rank) share.at(u, h);
+    band_update_pair(share, win, col, w, h, slot_below);
+  }
 }
 
 /// A GPU thread's entries of the band rows that enter the window two steps ahead: entry
@@ -153,6 +180,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     });
     team.team_barrier();
     [[maybe_unused]] BandRowsAhead<Tune::coalesce ? 2 : 1> ahead;
+    [[maybe_unused]] PairShare share(team.team_rank(), team.team_size(), b);
     if constexpr (Tune::coalesce) {
       ahead.load(team, A, n, w, w, ahead.now);
       ahead.load(team, A, n, w, w + 1, ahead.next);
@@ -185,7 +213,9 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       // of each entry, so no barrier between). Then the rank-1 update of the triangle.
       if constexpr (Tune::coalesce) {
         ahead.advance(team, A, rk, n, w, k, lkk);
-        band_update_pairs(team, win, col, w, k, h, [&](int ii) { return slot_below(ks, ii); });
+        if (h != b) share = PairShare(team.team_rank(), team.team_size(), h);
+        band_update_pairs(share, team.team_rank(), team.team_size(), win, col, w, h,
+                          [&](int ii) { return slot_below(ks, ii); });
       } else {
         int const knew = k + w;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
