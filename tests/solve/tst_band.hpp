@@ -250,6 +250,7 @@ template <int Team, int Rows = 4, int Tiles = (37 * 38 / 2 + Team - 1) / Team>
 struct GpuShapedTune {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = Team;
+  static constexpr int factor_panel = 0;
   static constexpr int team_size = Team;
   static constexpr int solve_entries = (80 + Team - 1) / Team;  // every test band
   static constexpr int blocks_team_size = Team;
@@ -379,18 +380,26 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
   }
 }
 
+/// The GPU-shaped tuning with the factorisation by panels of P columns.
+template <int P, int Team = 2>
+struct PanelTune : GpuShapedTune<Team> {
+  static constexpr int factor_panel = P;
+};
+
 /// The host's tuning with a team of T threads, so that the GPU path runs on host teams.
 template <int T>
 struct HostLoopTune : solve::BandTuning<TEST_EXECSPACE> {
   static constexpr bool coalesce = false;
   static constexpr int factor_team_size = T;
+  static constexpr int factor_panel = 0;
 };
 
-// The GPU factorisation (rows read two steps ahead, a row pair's update shared by several
-// threads where the team has threads to spare) does each entry's update as the host's loop,
-// in the same order: the factors must be the same bits, for every band width (narrow bands
-// give a pair more than one thread even on a two-thread host team) and with rows outside the
-// envelope (zero columns of L).
+// The GPU factorisations do each entry's update as the host's loop, in the same order: the
+// column kernel (rows read two steps ahead, a row pair's update shared by several threads where
+// the team has threads to spare) and the panel kernel (a panel's columns, then the trailing
+// triangle in 2 x 2 tiles). The factors must be the same bits, for every band width (narrow
+// bands give a pair more than one thread even on a two-thread host team), panels that do not
+// divide the rows, and rows outside the envelope (zero columns of L).
 TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
   std::uint64_t const seed = ref::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -399,7 +408,8 @@ TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
   int const n = 61, nmat = 3;
   for (int b : {0, 1, 2, 3, 7, 30, 60}) {
     int const w = b + 1;
-    solve::BandBatch<mem> a0("a0", nmat, n, w), a1("a1", nmat, n, w);
+    solve::BandBatch<mem> a0("a0", nmat, n, w), a1("a1", nmat, n, w), a2("a2", nmat, n, w),
+        a3("a3", nmat, n, w), a4("a4", nmat, n, w), a5("a5", nmat, n, w);
     auto h = Kokkos::create_mirror_view(a0);
     for (int p = 0; p < nmat; ++p)
       for (int i = 0; i < n; ++i)
@@ -408,24 +418,27 @@ TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
           bool const outside = p == 1 && c < b / 2 && i % 5 == 0;  // an envelope to skip
           h(p, i, c) = j < 0 || outside ? 0.0 : (c == b ? 2.0 * w + u(rng) : u(rng));
         }
-    Kokkos::deep_copy(a0, h);
-    Kokkos::deep_copy(a1, h);
-    Kokkos::View<int*, mem> i0("i0", nmat), i1("i1", nmat);
+    solve::BandBatch<mem> const out[] = {a0, a1, a2, a3, a4, a5};
+    for (auto const& a : out) Kokkos::deep_copy(a, h);
+    Kokkos::View<int*, mem> info("info", nmat);
     TEST_EXECSPACE space;
-    solve::detail::band_cholesky_impl<HostLoopTune<1>>(space, a0, i0);
-    solve::detail::band_cholesky_impl<GpuShapedTune<2>>(space, a1, i1);
+    solve::detail::band_cholesky_impl<HostLoopTune<1>>(space, a0, info);
+    solve::detail::band_cholesky_impl<GpuShapedTune<2>>(space, a1, info);
+    solve::detail::band_cholesky_impl<PanelTune<4>>(space, a2, info);
+    solve::detail::band_cholesky_impl<PanelTune<3>>(space, a3, info);
+    solve::detail::band_cholesky_impl<PanelTune<4, 1>>(space, a4, info);
+    solve::detail::band_cholesky_impl<PanelTune<4, 128>>(space, a5, info);  // a GPU's team
     auto g0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0);
-    auto g1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a1);
-    auto f0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), i0);
-    auto f1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), i1);
-    int differ = 0;
-    for (int p = 0; p < nmat; ++p) {
-      EXPECT_EQ(f0(p), 0) << "b = " << b;
-      EXPECT_EQ(f1(p), 0) << "b = " << b;
-      for (int i = 0; i < n; ++i)
-        for (int c = 0; c < w; ++c) differ += g0(p, i, c) != g1(p, i, c);
+    auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+    for (int p = 0; p < nmat; ++p) EXPECT_EQ(f(p), 0) << "b = " << b;
+    for (int t = 1; t < 6; ++t) {
+      auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out[t]);
+      int differ = 0;
+      for (int p = 0; p < nmat; ++p)
+        for (int i = 0; i < n; ++i)
+          for (int c = 0; c < w; ++c) differ += g0(p, i, c) != g(p, i, c);
+      EXPECT_EQ(differ, 0) << "b = " << b << ", GPU shape " << t;
     }
-    EXPECT_EQ(differ, 0) << "b = " << b;
   }
 }
 

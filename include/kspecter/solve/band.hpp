@@ -27,7 +27,9 @@ template <class ExecSpace>
 struct BandTuning {
   static constexpr bool coalesce = false;
   static constexpr int factor_team_size = 1;  // band_cholesky
-  static constexpr int team_size = 1;         // band_cholesky_solve
+  /// band_cholesky by panels of this many columns (its GPU path; 0: a column at a time).
+  static constexpr int factor_panel = 0;
+  static constexpr int team_size = 1;  // band_cholesky_solve
   /// band_cholesky_solve: entries of a band row each thread holds in registers (its GPU path,
   /// for bands up to solve_entries x team_size; 0: the plain loops).
   static constexpr int solve_entries = 0;
@@ -50,6 +52,7 @@ template <>
 struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 128;  // bench_band: 4 warps 10% faster than 1 (H100)
+  static constexpr int factor_panel = 4;   // the window of b + 4 rows fits 40 KB for bands to 66
   static constexpr int team_size = 32;     // one warp: a band row of 66 is two entries a thread
   static constexpr int solve_entries = 4;  // bands to 128
   static constexpr int blocks_team_size = 128;
@@ -68,6 +71,7 @@ template <>
 struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 64;
+  static constexpr int factor_panel = 4;
   static constexpr int team_size = 64;     // one wavefront
   static constexpr int solve_entries = 2;  // bands to 128
   static constexpr int blocks_team_size = 128;

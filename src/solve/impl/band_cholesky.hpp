@@ -8,25 +8,13 @@
 #include <kspecter/solve/band.hpp>
 
 #include <string>
+#include "band_cholesky_blocked.hpp"
+#include "band_envelope.hpp"
 #include "unroll.hpp"
 
 namespace kspecter::solve {
 
 namespace detail {
-
-/// Absolute first nonzero column of each row of a band matrix (i if none): its envelope.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const* ab, int n, int w,
-                                               int* first) {
-  int const b = w - 1;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](int i) {
-    double const* row = ab + std::size_t(i) * w;
-    int c = compat::imax(0, b - i);
-    while (c < b && row[c] == 0.0) ++c;
-    first[i] = i - b + c;
-  });
-  team.team_barrier();
-}
 
 /// r[j] -= li c[j] for j < len, four entries loaded before any is stored: r and c never
 /// overlap, but the compiler cannot know it, and one entry at a time would wait out each
@@ -69,9 +57,8 @@ struct PairShare {
 /// The rank-1 update of step k by the thread of `share` (the same single update an entry as the
 /// host's loop). Row ii's ii + 1 entries sit at [start, start + ii + 1) of its pair's.
 template <class SlotOf>
-KOKKOS_INLINE_FUNCTION void band_update_pair(PairShare const& share, double* win,
-                                             double const* col, int w, int h,
-                                             SlotOf const& slot_below) {
+KOKKOS_INLINE_FUNCTION void band_update_pair(PairShare const& share, double* win, double const* col,
+                                             int w, int h, SlotOf const& slot_below) {
   int const b = w - 1;
   auto const piece = [&](int ii, int start) {
     int const from = compat::imax(share.lo, start), to = compat::imin(share.hi, start + ii + 1);
@@ -159,6 +146,12 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
   if (nmat == 0 || n == 0) {
     Kokkos::deep_copy(space, info, 0);
     return;
+  }
+  if constexpr (Tune::factor_panel > 0) {
+    if (band_panel_fits<Kokkos::TeamPolicy<ExecSpace>>(n, w, Tune::factor_panel)) {
+      band_cholesky_panels<Tune>(space, ab, info);
+      return;
+    }
   }
   int const b = w - 1;
   std::size_t const win_bytes = Scratch::shmem_size(std::size_t(w) * w + w);

@@ -1,0 +1,185 @@
+// The band Cholesky of GPU teams by panels of `nb` columns (BandTuning::factor_panel;
+// docs/algorithm.md §4, the band path). band_cholesky.hpp's kernel updates the whole window
+// after every column, an entry a load, a product and a store, with one warp's worth of
+// threads busy; here a panel's columns update only each other, and then the trailing triangle
+// takes the panel's nb updates at once, each thread a 2 x 2 tile held in registers, so that
+// an entry is loaded and stored once a panel. Each entry still takes its updates one by one,
+// in column order, as the column kernel does: the factors are the same bits.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <kspecter/core/kokkos_compat.hpp>
+
+#include <kspecter/solve/band.hpp>
+
+#include "band_envelope.hpp"
+#include "unroll.hpp"
+
+namespace kspecter::solve::detail {
+
+/// The window of a panel kernel: the rows [k0, k0 + W) of the band in team scratch, W = b + nb,
+/// row i in slot i mod W (a band row of w = b + 1 entries, entry (i, j) at column j - i + b).
+struct BandWindow {
+  double* win;
+  int w, W;
+  /// Row i's slot, given row `r0`'s slot s0 and r0 <= i < r0 + W.
+  KOKKOS_INLINE_FUNCTION double* row(int s0, int r0, int i) const {
+    int const s = s0 + (i - r0);
+    return win + std::size_t(s < W ? s : s - W) * w;
+  }
+  /// L(i, p) (0 outside the band) for row i whose slot holds `ri`.
+  KOKKOS_INLINE_FUNCTION double at(double const* ri, int i, int p) const {
+    int const c = p - i + w - 1;
+    return c >= 0 ? ri[c] : 0.0;
+  }
+};
+
+/// Column k of a panel: its pivot, L(k+1 .. k+h, k) (0 where the row starts right of k), and
+/// the panel's columns k + 1 .. `last` updated by it. Returns false (no barrier passed) if the
+/// pivot is not positive and finite; every thread sees the same pivot.
+template <class Member>
+KOKKOS_INLINE_FUNCTION bool band_panel_column(Member const& team, BandWindow const& bw, int s0,
+                                              int k0, int k, int last, int h, int const* first) {
+  int const b = bw.w - 1;
+  double* const rk = bw.row(s0, k0, k);
+  double const d = rk[b];
+  if (!(d > 0.0 && compat::isfinite(d))) return false;
+  double const lkk = compat::sqrt(d);
+  double const inv = 1.0 / lkk;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
+    int const i = k + 1 + ii;
+    double* const ri = bw.row(s0, k0, i);
+    ri[k - i + b] = first[i] <= k ? ri[k - i + b] * inv : 0.0;
+  });
+  team.team_barrier();
+  if (team.team_rank() == 0) rk[b] = lkk;  // read by no thread until the write-back
+  for (int j = k + 1; j <= last; ++j) {    // rows j .. k + h of column j
+    double const ljk = bw.row(s0, k0, j)[k - j + b];
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j, k + h + 1), [&](int i) {
+      double* const ri = bw.row(s0, k0, i);
+      double const lik = ri[k - i + b];
+      if (lik != 0.0) ri[j - i + b] -= lik * ljk;  // as the column kernel: rows off the envelope
+    });
+  }
+  team.team_barrier();
+  return true;
+}
+
+/// The trailing triangle below a panel [k0, k0 + nbk): rows and columns [base, base + H),
+/// base = k0 + nbk, each entry less Σ_p L(i, p) L(j, p) over the panel, p in order. A thread
+/// a 2 x 2 tile of the triangle at a time (tile rows and columns by a packed walk).
+template <int NB, class Member>
+KOKKOS_INLINE_FUNCTION void band_trailing_update(Member const& team, BandWindow const& bw, int s0,
+                                                 int k0, int nbk, int H) {
+  int const b = bw.w - 1, base = k0 + nbk, tr = (H + 1) / 2, ts = team.team_size();
+  int ta = 0, tc = team.team_rank();  // tile row and column, tc <= ta
+  while (tc > ta) tc -= ++ta;
+  for (int t = team.team_rank(); t < tr * (tr + 1) / 2; t += ts) {
+    int const i0 = base + 2 * ta, j0 = base + 2 * tc;
+    bool const i1ok = i0 + 1 < base + H, j1ok = j0 + 1 < base + H && (tc < ta || i1ok);
+    double* const r0 = bw.row(s0, k0, i0);
+    double* const r1 = i1ok ? bw.row(s0, k0, i0 + 1) : r0;
+    double const* const c0 = bw.row(s0, k0, j0);
+    double const* const c1 = j1ok ? bw.row(s0, k0, j0 + 1) : c0;
+    bool const upper = tc < ta;  // (i0, j0 + 1) is in the lower triangle
+    double a00 = r0[j0 - i0 + b], a10 = i1ok ? r1[j0 - i0 - 1 + b] : 0.0;
+    double a11 = i1ok && j1ok ? r1[j0 - i0 + b] : 0.0;
+    double a01 = upper && j1ok ? r0[j0 + 1 - i0 + b] : 0.0;
+    KSPECTER_UNROLL
+    for (int q = 0; q < NB; ++q) {
+      if (q >= nbk) break;
+      int const p = k0 + q;
+      double const li0 = bw.at(r0, i0, p), li1 = bw.at(r1, i0 + 1, p);
+      double const lj0 = bw.at(c0, j0, p), lj1 = bw.at(c1, j0 + 1, p);
+      a00 -= li0 * lj0;
+      a10 -= li1 * lj0;
+      a11 -= li1 * lj1;
+      a01 -= li0 * lj1;
+    }
+    r0[j0 - i0 + b] = a00;
+    if (i1ok) r1[j0 - i0 - 1 + b] = a10;
+    if (i1ok && j1ok) r1[j0 - i0 + b] = a11;
+    if (upper && j1ok) r0[j0 + 1 - i0 + b] = a01;
+    tc += ts;
+    while (tc > ta) tc -= ++ta;
+  }
+}
+
+/// Rows [k0, k0 + nbk) are final: back to memory, and rows k0 + W ... into their slots (both by
+/// the thread of each entry: no barrier between).
+template <class Member>
+KOKKOS_INLINE_FUNCTION void band_panel_advance(Member const& team, BandWindow const& bw,
+                                               double* A, int n, int s0, int k0, int nbk) {
+  int const w = bw.w;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nbk * w), [&](int e) {
+    int const q = e / w, c = e - q * w, i = k0 + q;
+    double* const ri = bw.row(s0, k0, i);
+    A[std::size_t(i) * w + c] = ri[c];
+    if (i + bw.W < n) ri[c] = A[std::size_t(i + bw.W) * w + c];
+  });
+}
+
+/// Whether the panel kernel's window fits a team's level-0 scratch.
+template <class Policy>
+bool band_panel_fits(int n, int w, int nb) {
+  std::size_t const bytes = std::size_t(w - 1 + nb) * w * sizeof(double) + n * sizeof(int) + 64;
+  return nb > 0 && bytes <= std::size_t(Policy::scratch_size_max(0));
+}
+
+template <class Tune, class ExecSpace>
+void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> ab,
+                          Kokkos::View<int*, typename ExecSpace::memory_space> info) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using IScratch = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr int NB = Tune::factor_panel;
+  int const nmat = int(ab.extent(0)), n = int(ab.extent(1)), w = int(ab.extent(2));
+  int const b = w - 1, W = b + NB;
+  std::size_t const win_doubles = std::size_t(W) * w;
+  std::size_t const bytes = Scratch::shmem_size(win_doubles) + IScratch::shmem_size(n);
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const pm = team.league_rank();
+    double* const A = &ab(pm, 0, 0);
+    Scratch sw(team.team_scratch(0), win_doubles);
+    IScratch first(team.team_scratch(0), n);
+    BandWindow const bw{sw.data(), w, W};
+    team_band_envelope(team, A, n, w, first.data());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, compat::imin(n, W) * w), [&](int e) {
+      bw.win[e] = A[e];  // rows 0 .. W - 1 in slots 0 .. W - 1
+    });
+    team.team_barrier();
+    int fail = 0;
+    for (int k0 = 0, s0 = 0; k0 < n && fail == 0; k0 += NB, s0 = s0 + NB < W ? s0 + NB : s0 + NB - W) {
+      int const nbk = compat::imin(NB, n - k0), last = k0 + nbk - 1;
+      for (int k = k0; k <= last; ++k) {
+        if (!band_panel_column(team, bw, s0, k0, k, last, compat::imin(b, n - 1 - k),
+                               first.data())) {
+          fail = k + 1;
+          break;
+        }
+      }
+      if (fail != 0) break;
+      band_trailing_update<NB>(team, bw, s0, k0, nbk, compat::imin(b, n - k0 - nbk));
+      team.team_barrier();
+      band_panel_advance(team, bw, A, n, s0, k0, nbk);
+      team.team_barrier();
+    }
+    if (fail != 0) {  // L = I: the solves after this run on harmless numbers
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * w),
+                           [&](int e) { A[e] = (e % w == b) ? 1.0 : 0.0; });
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { info(pm) = fail; });
+  };
+  auto const shaped = [&](int team) {
+    return Policy(space, nmat, team).set_scratch_size(0, Kokkos::PerTeam(bytes));
+  };
+  int const most = shaped(1).team_size_max(kernel, Kokkos::ParallelForTag());
+  Policy const policy = shaped(compat::imin(Tune::factor_team_size, most));
+  Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
+}
+
+}  // namespace kspecter::solve::detail
