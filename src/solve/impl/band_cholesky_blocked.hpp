@@ -109,8 +109,8 @@ KOKKOS_INLINE_FUNCTION void band_trailing_update(Member const& team, BandWindow 
 /// Rows [k0, k0 + nbk) are final: back to memory, and rows k0 + W ... into their slots (both by
 /// the thread of each entry: no barrier between).
 template <class Member>
-KOKKOS_INLINE_FUNCTION void band_panel_advance(Member const& team, BandWindow const& bw,
-                                               double* A, int n, int s0, int k0, int nbk) {
+KOKKOS_INLINE_FUNCTION void band_panel_advance(Member const& team, BandWindow const& bw, double* A,
+                                               int n, int s0, int k0, int nbk) {
   int const w = bw.w;
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nbk * w), [&](int e) {
     int const q = e / w, c = e - q * w, i = k0 + q;
@@ -153,7 +153,8 @@ void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::
     });
     team.team_barrier();
     int fail = 0;
-    for (int k0 = 0, s0 = 0; k0 < n && fail == 0; k0 += NB, s0 = s0 + NB < W ? s0 + NB : s0 + NB - W) {
+    for (int k0 = 0, s0 = 0; k0 < n && fail == 0;
+         k0 += NB, s0 = s0 + NB < W ? s0 + NB : s0 + NB - W) {
       int const nbk = compat::imin(NB, n - k0), last = k0 + nbk - 1;
       for (int k = k0; k <= last; ++k) {
         if (!band_panel_column(team, bw, s0, k0, k, last, compat::imin(b, n - 1 - k),
