@@ -27,42 +27,6 @@ KOKKOS_INLINE_FUNCTION int packed_row(int t) {
 /// m - 1 - k entries, for rows k + 1 .. m - 1).
 KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
 
-/// A team thread's walk over the entries t = rank, rank + team size, ... of an r x r lower
-/// triangle packed by rows: its row i and column j kept by steps, and where row k1 + i of the
-/// whole packed triangle starts, so that an entry costs no square root or multiplication.
-struct PackedWalk {
-  int i = 0, j, base;  // row and column in the block; where the row of k1 + i starts
-  int k1;
-  KOKKOS_INLINE_FUNCTION PackedWalk(int first, int k1_) : j(first), base(packed(k1_, 0)), k1(k1_) {
-    settle();
-  }
-  KOKKOS_INLINE_FUNCTION void settle() {
-    while (j > i) {  // to the next row: it starts i + 1 entries later
-      j -= i + 1;
-      ++i;
-      base += k1 + i;
-    }
-  }
-  KOKKOS_INLINE_FUNCTION void next(int step) {
-    j += step;
-    settle();
-  }
-  KOKKOS_INLINE_FUNCTION int at() const { return base + k1 + j; }  // packed(k1 + i, k1 + j)
-};
-
-/// p[(k1 + i, k1 + j)] -= v_i w_j + w_i v_j on the r x r trailing triangle (the rank-2 update of
-/// the tridiagonalisation), the team's threads on consecutive entries.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void rank2_update_packed(Member const& team, double* p, int k1, int r,
-                                                double const* v, double const* w) {
-  int const ts = team.team_size(), count = r * (r + 1) / 2;
-  PackedWalk at(team.team_rank(), k1);
-  for (int t = team.team_rank(); t < count; t += ts, at.next(ts)) {
-    int const i = at.i, j = at.j;
-    p[at.at()] -= v[i] * w[j] + w[i] * v[j];
-  }
-}
-
 /// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
 /// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
 /// team_tridiagonalize (eig_steps.hpp), with the same reflectors; v_k is left in column k below
@@ -130,7 +94,10 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     team.team_barrier();
     // A' -= v wᵀ + w vᵀ on the lower triangle, one element a thread, consecutive threads on
     // consecutive addresses.
-    rank2_update_packed(team, p, k1, r, v, pw);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
+      int const i = packed_row(t), j = t - i * (i + 1) / 2;
+      p[packed(k1 + i, k1 + j)] -= v[i] * pw[j] + pw[i] * v[j];
+    });
     team.team_barrier();
   }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
