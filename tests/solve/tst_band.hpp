@@ -250,7 +250,7 @@ template <int Team, int Rows = 4, int Tiles = (37 * 38 / 2 + Team - 1) / Team>
 struct GpuShapedTune {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = Team;
-  static constexpr int factor_panel = 0;
+  static constexpr int factor_panel = 0, factor_panel_rows = 2;
   static constexpr int team_size = Team;
   static constexpr int solve_entries = (80 + Team - 1) / Team;  // every test band
   static constexpr int blocks_team_size = Team;
@@ -409,7 +409,7 @@ TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
   for (int b : {0, 1, 2, 3, 7, 30, 60}) {
     int const w = b + 1;
     solve::BandBatch<mem> a0("a0", nmat, n, w), a1("a1", nmat, n, w), a2("a2", nmat, n, w),
-        a3("a3", nmat, n, w), a4("a4", nmat, n, w), a5("a5", nmat, n, w);
+        a3("a3", nmat, n, w), a4("a4", nmat, n, w), a5("a5", nmat, n, w), a6("a6", nmat, n, w);
     auto h = Kokkos::create_mirror_view(a0);
     for (int p = 0; p < nmat; ++p)
       for (int i = 0; i < n; ++i)
@@ -418,7 +418,7 @@ TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
           bool const outside = p == 1 && c < b / 2 && i % 5 == 0;  // an envelope to skip
           h(p, i, c) = j < 0 || outside ? 0.0 : (c == b ? 2.0 * w + u(rng) : u(rng));
         }
-    solve::BandBatch<mem> const out[] = {a0, a1, a2, a3, a4, a5};
+    solve::BandBatch<mem> const out[] = {a0, a1, a2, a3, a4, a5, a6};
     for (auto const& a : out) Kokkos::deep_copy(a, h);
     Kokkos::View<int*, mem> info("info", nmat);
     TEST_EXECSPACE space;
@@ -428,10 +428,11 @@ TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
     solve::detail::band_cholesky_impl<PanelTune<3>>(space, a3, info);
     solve::detail::band_cholesky_impl<PanelTune<4, 1>>(space, a4, info);
     solve::detail::band_cholesky_impl<PanelTune<4, 128>>(space, a5, info);  // a GPU's team
+    solve::detail::band_cholesky_impl<PanelTune<8, 128>>(space, a6, info);
     auto g0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0);
     auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
     for (int p = 0; p < nmat; ++p) EXPECT_EQ(f(p), 0) << "b = " << b;
-    for (int t = 1; t < 6; ++t) {
+    for (int t = 1; t < 7; ++t) {
       auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out[t]);
       int differ = 0;
       for (int p = 0; p < nmat; ++p)

@@ -27,8 +27,9 @@ template <class ExecSpace>
 struct BandTuning {
   static constexpr bool coalesce = false;
   static constexpr int factor_team_size = 1;  // band_cholesky
-  /// band_cholesky by panels of this many columns (its GPU path; 0: a column at a time).
-  static constexpr int factor_panel = 0;
+  /// band_cholesky by panels of this many columns (its GPU path; 0: a column at a time), and
+  /// the entries of a panel's next rows a thread holds in registers (more are read directly).
+  static constexpr int factor_panel = 0, factor_panel_rows = 1;
   static constexpr int team_size = 1;  // band_cholesky_solve
   /// band_cholesky_solve: entries of a band row each thread holds in registers (its GPU path,
   /// for bands up to solve_entries x team_size; 0: the plain loops).
@@ -52,7 +53,9 @@ template <>
 struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 128;  // bench_band: 4 warps 10% faster than 1 (H100)
-  static constexpr int factor_panel = 4;   // the window of b + 4 rows fits 40 KB for bands to 66
+  // The window of b + 8 rows fits Kokkos 3.4's 40 KB for bands to 67; 8 x 80 entries of the
+  // rows that replace a panel's take 5 a thread.
+  static constexpr int factor_panel = 8, factor_panel_rows = 5;
   static constexpr int team_size = 32;     // one warp: a band row of 66 is two entries a thread
   static constexpr int solve_entries = 4;  // bands to 128
   static constexpr int blocks_team_size = 128;
@@ -71,7 +74,7 @@ template <>
 struct BandTuning<compat::HIP> {
   static constexpr bool coalesce = true;
   static constexpr int factor_team_size = 64;
-  static constexpr int factor_panel = 4;
+  static constexpr int factor_panel = 8, factor_panel_rows = 10;
   static constexpr int team_size = 64;     // one wavefront
   static constexpr int solve_entries = 2;  // bands to 128
   static constexpr int blocks_team_size = 128;

@@ -148,7 +148,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
     return;
   }
   if constexpr (Tune::factor_panel > 0) {
-    if (band_panel_fits<Kokkos::TeamPolicy<ExecSpace>>(n, w, Tune::factor_panel)) {
+    if (band_panel_fits<Kokkos::TeamPolicy<ExecSpace>>(w, Tune::factor_panel)) {
       band_cholesky_panels<Tune>(space, ab, info);
       return;
     }

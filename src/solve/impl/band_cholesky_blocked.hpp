@@ -13,7 +13,6 @@
 
 #include <kspecter/solve/band.hpp>
 
-#include "band_envelope.hpp"
 #include "unroll.hpp"
 
 namespace kspecter::solve::detail {
@@ -35,12 +34,14 @@ struct BandWindow {
   }
 };
 
-/// Column k of a panel: its pivot, L(k+1 .. k+h, k) (0 where the row starts right of k), and
-/// the panel's columns k + 1 .. `last` updated by it. Returns false (no barrier passed) if the
-/// pivot is not positive and finite; every thread sees the same pivot.
+/// Column k of a panel: its pivot, L(k+1 .. k+h, k), and the panel's columns k + 1 .. `last`
+/// updated by it. Returns false (no barrier passed) if the pivot is not positive and finite;
+/// every thread sees the same pivot. Left of a row's envelope A(i, k) is 0 and stays 0 (its
+/// updates are products with L(i, p) = 0, p < k), so L(i, k) is 0 there without the column
+/// kernel's envelope (up to the sign of a zero, which no later division sees).
 template <class Member>
 KOKKOS_INLINE_FUNCTION bool band_panel_column(Member const& team, BandWindow const& bw, int s0,
-                                              int k0, int k, int last, int h, int const* first) {
+                                              int k0, int k, int last, int h) {
   int const b = bw.w - 1;
   double* const rk = bw.row(s0, k0, k);
   double const d = rk[b];
@@ -50,7 +51,7 @@ KOKKOS_INLINE_FUNCTION bool band_panel_column(Member const& team, BandWindow con
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
     int const i = k + 1 + ii;
     double* const ri = bw.row(s0, k0, i);
-    ri[k - i + b] = first[i] <= k ? ri[k - i + b] * inv : 0.0;
+    ri[k - i + b] *= inv;
   });
   team.team_barrier();
   if (team.team_rank() == 0) rk[b] = lkk;  // read by no thread until the write-back
@@ -106,24 +107,45 @@ KOKKOS_INLINE_FUNCTION void band_trailing_update(Member const& team, BandWindow 
   }
 }
 
-/// Rows [k0, k0 + nbk) are final: back to memory, and rows k0 + W ... into their slots (both by
-/// the thread of each entry: no barrier between).
-template <class Member>
-KOKKOS_INLINE_FUNCTION void band_panel_advance(Member const& team, BandWindow const& bw, double* A,
-                                               int n, int s0, int k0, int nbk) {
-  int const w = bw.w;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nbk * w), [&](int e) {
-    int const q = e / w, c = e - q * w, i = k0 + q;
-    double* const ri = bw.row(s0, k0, i);
-    A[std::size_t(i) * w + c] = ri[c];
-    if (i + bw.W < n) ri[c] = A[std::size_t(i + bw.W) * w + c];
-  });
-}
+/// A thread's entries of the rows that replace a panel's in the window (rows k0 + W ...), read
+/// from memory when the panel starts, so that its columns' work hides the loads' latency:
+/// entry e = rank + j * team size of the nbk x w block.
+template <int K>
+struct BandPanelRows {
+  double v[K];
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void load(Member const& team, BandWindow const& bw, double const* A, int n,
+                                   int k0, int nbk) {
+    int const rank = team.team_rank(), ts = team.team_size(), first = k0 + bw.W;
+    KSPECTER_UNROLL
+    for (int j = 0; j < K; ++j) {
+      int const e = rank + j * ts, i = first + e / bw.w;
+      v[j] = e < nbk * bw.w && i < n ? A[std::size_t(first) * bw.w + e] : 0.0;
+    }
+  }
+  /// Rows [k0, k0 + nbk) are final: back to memory, and the loaded rows into their slots (both
+  /// by the thread of each entry: no barrier between).
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void advance(Member const& team, BandWindow const& bw, double* A, int n,
+                                      int s0, int k0, int nbk) const {
+    int const rank = team.team_rank(), ts = team.team_size(), w = bw.w;
+    for (int e = rank, j = 0; e < nbk * w; e += ts, ++j) {
+      int const q = e / w, c = e - q * w, i = k0 + q;
+      double* const ri = bw.row(s0, k0, i);
+      A[std::size_t(i) * w + c] = ri[c];
+      if (i + bw.W >= n) continue;
+      double x = 0.0;
+      KSPECTER_UNROLL
+      for (int l = 0; l < K; ++l) x = l == j ? v[l] : x;  // v[j] without local memory
+      ri[c] = j < K ? x : A[std::size_t(i + bw.W) * w + c];
+    }
+  }
+};
 
 /// Whether the panel kernel's window fits a team's level-0 scratch.
 template <class Policy>
-bool band_panel_fits(int n, int w, int nb) {
-  std::size_t const bytes = std::size_t(w - 1 + nb) * w * sizeof(double) + n * sizeof(int) + 64;
+bool band_panel_fits(int w, int nb) {
+  std::size_t const bytes = std::size_t(w - 1 + nb) * w * sizeof(double) + 64;
   return nb > 0 && bytes <= std::size_t(Policy::scratch_size_max(0));
 }
 
@@ -134,20 +156,16 @@ void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using IScratch = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   constexpr int NB = Tune::factor_panel;
   int const nmat = int(ab.extent(0)), n = int(ab.extent(1)), w = int(ab.extent(2));
   int const b = w - 1, W = b + NB;
   std::size_t const win_doubles = std::size_t(W) * w;
-  std::size_t const bytes = Scratch::shmem_size(win_doubles) + IScratch::shmem_size(n);
+  std::size_t const bytes = Scratch::shmem_size(win_doubles);
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
     int const pm = team.league_rank();
     double* const A = &ab(pm, 0, 0);
     Scratch sw(team.team_scratch(0), win_doubles);
-    IScratch first(team.team_scratch(0), n);
     BandWindow const bw{sw.data(), w, W};
-    team_band_envelope(team, A, n, w, first.data());
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, compat::imin(n, W) * w), [&](int e) {
       bw.win[e] = A[e];  // rows 0 .. W - 1 in slots 0 .. W - 1
     });
@@ -156,9 +174,10 @@ void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::
     for (int k0 = 0, s0 = 0; k0 < n && fail == 0;
          k0 += NB, s0 = s0 + NB < W ? s0 + NB : s0 + NB - W) {
       int const nbk = compat::imin(NB, n - k0), last = k0 + nbk - 1;
+      BandPanelRows<Tune::factor_panel_rows> next;
+      next.load(team, bw, A, n, k0, nbk);
       for (int k = k0; k <= last; ++k) {
-        if (!band_panel_column(team, bw, s0, k0, k, last, compat::imin(b, n - 1 - k),
-                               first.data())) {
+        if (!band_panel_column(team, bw, s0, k0, k, last, compat::imin(b, n - 1 - k))) {
           fail = k + 1;
           break;
         }
@@ -166,7 +185,7 @@ void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::
       if (fail != 0) break;
       band_trailing_update<NB>(team, bw, s0, k0, nbk, compat::imin(b, n - k0 - nbk));
       team.team_barrier();
-      band_panel_advance(team, bw, A, n, s0, k0, nbk);
+      next.advance(team, bw, A, n, s0, k0, nbk);
       team.team_barrier();
     }
     if (fail != 0) {  // L = I: the solves after this run on harmless numbers
