@@ -4,6 +4,7 @@
 // stored as full bands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <kspecter/core/error.hpp>
 #include <kspecter/solve/band.hpp>
@@ -261,12 +262,36 @@ struct GpuShapedTune {
   static constexpr int dmma_warps = 1;
 };
 
+/// The GPU-shaped tuning with the factorisation by panels of P columns.
+template <int P, int Team = 2>
+struct PanelTune : GpuShapedTune<Team> {
+  static constexpr int factor_panel = P;
+};
+
+/// A tuning with the factorisation a column at a time.
+template <class Tune>
+struct ColumnTune : Tune {
+  static constexpr int factor_panel = 0;
+};
+
 template <class Tune>
 void check_gpu_shaped(std::uint64_t seed, Order const o = {7, 74}) {
   int const n = o.nslots * o.m, m = o.m;
+  SCOPED_TRACE(std::to_string(o.nslots) + " slots of " + std::to_string(m));
   auto const a = icov_batch(o.nslots, o.m, 2, seed);
   int b = 0;
   for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  if constexpr (Tune::factor_panel > 0) {  // the panels' factors are the column kernel's
+    auto p0 = pack(a, o, b), p1 = pack(a, o, b);
+    Kokkos::View<int*, mem> info("info", 2);
+    solve::detail::band_cholesky_impl<Tune>(TEST_EXECSPACE(), p0.ab, info);
+    solve::detail::band_cholesky_impl<ColumnTune<Tune>>(TEST_EXECSPACE(), p1.ab, info);
+    auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p0.ab);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p1.ab);
+    std::size_t differ = 0;
+    for (std::size_t e = 0; e < h0.size(); ++e) differ += h0.data()[e] != h1.data()[e];
+    EXPECT_EQ(differ, 0u) << "the panel kernel's factors against the column kernel's";
+  }
   auto pk = pack(a, o, b);
   TEST_EXECSPACE space;
   Kokkos::View<int*, mem> info("info", 2);
@@ -276,7 +301,7 @@ void check_gpu_shaped(std::uint64_t seed, Order const o = {7, 74}) {
   hs(0, 0) = 3;
   hs(0, 1) = 1;
   hs(1, 0) = 3;
-  hs(1, 1) = 5;
+  hs(1, 1) = std::min(5, o.nslots - 1);  // the last slot of 5 (slot 5 would reach past n)
   Kokkos::deep_copy(slot, hs);
   solve::MatrixBatch<mem> c("c", 4, m, m);
   Kokkos::deep_copy(c, std::nan(""));
@@ -377,14 +402,13 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
         Policy(TEST_EXECSPACE(), 1, 1)
             .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
     if (most >= 2) check_gpu_shaped<GpuShapedTune<2>>(seed + 1);
+    // The factorisation by panels, on the shapes the GPU runs.
+    check_gpu_shaped<PanelTune<8, 1>>(seed);
+    check_gpu_shaped<PanelTune<8, 1>>(seed + 2, {6, 37});
+    check_gpu_shaped<PanelTune<8, 1>>(seed + 3, {5, 98});
+    if (most >= 2) check_gpu_shaped<PanelTune<4>>(seed + 3, {5, 98});
   }
 }
-
-/// The GPU-shaped tuning with the factorisation by panels of P columns.
-template <int P, int Team = 2>
-struct PanelTune : GpuShapedTune<Team> {
-  static constexpr int factor_panel = P;
-};
 
 /// The host's tuning with a team of T threads, so that the GPU path runs on host teams.
 template <int T>
