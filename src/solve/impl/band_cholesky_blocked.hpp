@@ -55,16 +55,45 @@ KOKKOS_INLINE_FUNCTION bool band_panel_column(Member const& team, BandWindow con
   });
   team.team_barrier();
   if (team.team_rank() == 0) rk[b] = lkk;  // read by no thread until the write-back
-  for (int j = k + 1; j <= last; ++j) {    // rows j .. k + h of column j
-    double const ljk = bw.row(s0, k0, j)[k - j + b];
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j, k + h + 1), [&](int i) {
-      double* const ri = bw.row(s0, k0, i);
-      double const lik = ri[k - i + b];
-      if (lik != 0.0) ri[j - i + b] -= lik * ljk;  // as the column kernel: rows off the envelope
-    });
-  }
+  // A thread a row i, the panel's columns j <= i in turn: L(j, k) is the same entry for every
+  // thread (a broadcast).
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](int ii) {
+    int const i = k + 1 + ii;
+    double* const ri = bw.row(s0, k0, i);
+    double const lik = ri[k - i + b];
+    if (lik == 0.0) return;  // as the column kernel: rows off the envelope
+    int const top = compat::imin(last, i);
+    for (int j = k + 1; j <= top; ++j) ri[j - i + b] -= lik * bw.row(s0, k0, j)[k - j + b];
+  });
   team.team_barrier();
   return true;
+}
+
+/// A 2 x 2 tile's updates by the panel's columns k0 .. k0 + nbk - 1, in order: rows i0, i0 + 1
+/// (r0, r1), columns j0, j0 + 1 (c0, c1). `Checked`: some L(i, p) lie left of the band (read
+/// as 0); else every one is in it.
+template <bool Checked, int NB>
+KOKKOS_INLINE_FUNCTION void band_tile_updates(BandWindow const& bw, double const* r0,
+                                              double const* r1, double const* c0, double const* c1,
+                                              int i0, int j0, int k0, int nbk, double (&a)[4]) {
+  int const b = bw.w - 1;
+  KSPECTER_UNROLL
+  for (int q = 0; q < NB; ++q) {
+    if (q >= nbk) break;
+    int const p = k0 + q;
+    double li0, li1, lj0, lj1;
+    if constexpr (Checked) {
+      li0 = bw.at(r0, i0, p), li1 = bw.at(r1, i0 + 1, p);
+      lj0 = bw.at(c0, j0, p), lj1 = bw.at(c1, j0 + 1, p);
+    } else {
+      li0 = r0[p - i0 + b], li1 = r1[p - i0 - 1 + b];
+      lj0 = c0[p - j0 + b], lj1 = c1[p - j0 - 1 + b];
+    }
+    a[0] -= li0 * lj0;
+    a[1] -= li1 * lj0;
+    a[2] -= li1 * lj1;
+    a[3] -= li0 * lj1;
+  }
 }
 
 /// The trailing triangle below a panel [k0, k0 + nbk): rows and columns [base, base + H),
@@ -80,28 +109,20 @@ KOKKOS_INLINE_FUNCTION void band_trailing_update(Member const& team, BandWindow 
     int const i0 = base + 2 * ta, j0 = base + 2 * tc;
     bool const i1ok = i0 + 1 < base + H, j1ok = j0 + 1 < base + H && (tc < ta || i1ok);
     double* const r0 = bw.row(s0, k0, i0);
-    double* const r1 = i1ok ? bw.row(s0, k0, i0 + 1) : r0;
+    double* const r1 = i1ok ? bw.row(s0, k0, i0 + 1) : r0 + 1;  // read as row i0 + 1, not stored
     double const* const c0 = bw.row(s0, k0, j0);
-    double const* const c1 = j1ok ? bw.row(s0, k0, j0 + 1) : c0;
+    double const* const c1 = j1ok ? bw.row(s0, k0, j0 + 1) : c0 + 1;
     bool const upper = tc < ta;  // (i0, j0 + 1) is in the lower triangle
-    double a00 = r0[j0 - i0 + b], a10 = i1ok ? r1[j0 - i0 - 1 + b] : 0.0;
-    double a11 = i1ok && j1ok ? r1[j0 - i0 + b] : 0.0;
-    double a01 = upper && j1ok ? r0[j0 + 1 - i0 + b] : 0.0;
-    KSPECTER_UNROLL
-    for (int q = 0; q < NB; ++q) {
-      if (q >= nbk) break;
-      int const p = k0 + q;
-      double const li0 = bw.at(r0, i0, p), li1 = bw.at(r1, i0 + 1, p);
-      double const lj0 = bw.at(c0, j0, p), lj1 = bw.at(c1, j0 + 1, p);
-      a00 -= li0 * lj0;
-      a10 -= li1 * lj0;
-      a11 -= li1 * lj1;
-      a01 -= li0 * lj1;
-    }
-    r0[j0 - i0 + b] = a00;
-    if (i1ok) r1[j0 - i0 - 1 + b] = a10;
-    if (i1ok && j1ok) r1[j0 - i0 + b] = a11;
-    if (upper && j1ok) r0[j0 + 1 - i0 + b] = a01;
+    double a[4] = {r0[j0 - i0 + b], i1ok ? r1[j0 - i0 - 1 + b] : 0.0,
+                   i1ok && j1ok ? r1[j0 - i0 + b] : 0.0, upper && j1ok ? r0[j0 + 1 - i0 + b] : 0.0};
+    if (i0 + 1 - b <= k0)  // rows i0, i0 + 1 (and so columns j0, j0 + 1) meet every p in the band
+      band_tile_updates<false, NB>(bw, r0, r1, c0, c1, i0, j0, k0, nbk, a);
+    else
+      band_tile_updates<true, NB>(bw, r0, r1, c0, c1, i0, j0, k0, nbk, a);
+    r0[j0 - i0 + b] = a[0];
+    if (i1ok) r1[j0 - i0 - 1 + b] = a[1];
+    if (i1ok && j1ok) r1[j0 - i0 + b] = a[2];
+    if (upper && j1ok) r0[j0 + 1 - i0 + b] = a[3];
     tc += ts;
     while (tc > ta) tc -= ++ta;
   }

@@ -37,7 +37,7 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
                                                        double* d, double* e, double* tau,
                                                        double* w) {
   double* const v = w;       // v_k, contiguous
-  double* const pw = w + m;  // p = tau A' v, then w = p - (tau vᵀp / 2) v
+  double* const pw = w + m;  // p = tau A' v (w = p - (tau vᵀp / 2) v is formed where used)
   for (int k = 0; k + 1 < m; ++k) {
     int const r = m - k - 1, k1 = k + 1;
     double const x0 = p[packed(k1, k)];  // read before the reduction's barrier: it changes below
@@ -60,15 +60,18 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     }
     Householder const h = householder(x0, sigma);
     double const alpha = h.alpha, tk = h.tau;
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      p[packed(k1, k)] = x0 - alpha;
-      d[k] = p[packed(k, k)];
-      e[k] = alpha;
-      tau[k] = tk;
+    // v = x - alpha e_0, by every thread from its own alpha (the reduction gave each the same
+    // sigma): no barrier between the reflector and its copy.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r), [&](int t) {
+      if (t == 0) {
+        p[packed(k1, k)] = v[0] = x0 - alpha;
+        d[k] = p[packed(k, k)];
+        e[k] = alpha;
+        tau[k] = tk;
+      } else {
+        v[t] = p[packed(k1 + t, k)];
+      }
     });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
-                         [&](int t) { v[t] = p[packed(k1 + t, k)]; });
     team.team_barrier();
     // p_j = tau Σ_t A'[j][t] v_t: row j of the triangle up to the diagonal, then column j,
     // in one loop whose entry is chosen by t (a GPU warp's threads would otherwise run both
@@ -89,14 +92,14 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += v[i] * pw[i]; }, vp);
     double const half = 0.5 * tk * vp;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r),
-                         [&](int j) { pw[j] = pw[j] - half * v[j]; });
-    team.team_barrier();
-    // A' -= v wᵀ + w vᵀ on the lower triangle, one element a thread, consecutive threads on
-    // consecutive addresses.
+    // A' -= v wᵀ + w vᵀ on the lower triangle, w = p - half v formed where it is used (the
+    // same numbers as a vector of it, without its pass and barrier); one element a thread,
+    // consecutive threads on consecutive addresses. The reduction above has every thread's
+    // reads of p behind it.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
       int const i = packed_row(t), j = t - i * (i + 1) / 2;
-      p[packed(k1 + i, k1 + j)] -= v[i] * pw[j] + pw[i] * v[j];
+      double const wi = pw[i] - half * v[i], wj = pw[j] - half * v[j];
+      p[packed(k1 + i, k1 + j)] -= v[i] * wj + wi * v[j];
     });
     team.team_barrier();
   }
