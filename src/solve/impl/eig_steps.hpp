@@ -181,10 +181,7 @@ KOKKOS_INLINE_FUNCTION void team_form_zt(Member const& team, double const* a, in
 /// One column's share of a QL sweep (x = the column's first row, rows `stride` apart):
 /// rotations hi down to lo, rotation i at cs[ofs + Dir * i], sn[ofs + Dir * i]. Its rows are
 /// loaded column_batch at a time ahead of the stores (see update_column): row i is read by
-/// rotation i before rotation i - 1 writes it. The products with the loaded row are formed
-/// apart, so that where the compiler fuses a multiply and an add (a GPU) the running entry
-/// waits on one fma a rotation, not on a product and then an fma; where it does not (the
-/// host), the numbers are those of the plain expressions.
+/// rotation i before rotation i - 1 writes it.
 template <int Dir>
 KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* cs, double const* sn,
                                           int ofs, int lo, int hi) {
@@ -201,17 +198,15 @@ KOKKOS_INLINE_FUNCTION void rotate_column(double* x, int stride, double const* c
     }
     KSPECTER_UNROLL
     for (int l = 0; l < U; ++l) {
-      double const sg = s[l] * g[l], cg = c[l] * g[l];  // off the carry's chain
-      x[(i - l + 1) * stride] = sg + c[l] * carry;
-      carry = cg - s[l] * carry;  // contracted on a GPU: one fma a step on the chain
+      x[(i - l + 1) * stride] = s[l] * g[l] + c[l] * carry;
+      carry = c[l] * g[l] - s[l] * carry;
     }
   }
   for (; i >= lo; --i) {
     double const c = cs[ofs + Dir * i], s = sn[ofs + Dir * i];
     double const g = x[i * stride];
-    double const sg = s * g, cg = c * g;
-    x[(i + 1) * stride] = sg + c * carry;
-    carry = cg - s * carry;
+    x[(i + 1) * stride] = s * g + c * carry;
+    carry = c * g - s * carry;
   }
   x[lo * stride] = carry;
 }
