@@ -34,8 +34,11 @@
 
 namespace kspecter::solve::detail {
 
-/// Level-0 doubles of the prepare kernel: the packed triangle, d, e, tau, two work vectors.
-KOKKOS_INLINE_FUNCTION int eig_prepare_doubles(int m) { return m * (m + 1) / 2 + 5 * m; }
+/// Level-0 doubles of the prepare kernel for teams of up to `ts` threads: the packed triangle,
+/// d, e, tau, two work vectors, and team_sum's.
+KOKKOS_INLINE_FUNCTION int eig_prepare_doubles(int m, int ts) {
+  return m * (m + 1) / 2 + 5 * m + team_sum_doubles(ts);
+}
 
 /// prepare for matrix b (its storage `a`, m x m): symmetrised into the packed triangle `s`,
 /// tridiagonalised; d, e to r.vec; tau and the column-packed reflectors over `a`.
@@ -352,7 +355,8 @@ template <class ExecSpace>
 bool inverse_sqrt_staged_fits(int m) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   int const l0_doubles = (Policy::scratch_size_max(0) - 256) / int(sizeof(double));
-  return eig_prepare_doubles(m) <= l0_doubles && 2 * m + 1 <= l0_doubles;
+  int const ts = Tuning<ExecSpace>::eig_team_size;
+  return eig_prepare_doubles(m, ts) <= l0_doubles && 2 * m + 1 <= l0_doubles;
 }
 
 /// Precondition: inverse_sqrt_staged_fits<ExecSpace>(m) (inverse_sqrt_impl takes the fused
@@ -374,13 +378,14 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
-    Scratch s(team.team_scratch(0), eig_prepare_doubles(r.m));
+    Scratch s(team.team_scratch(0), eig_prepare_doubles(r.m, team.team_size()));
     eig_prepare_packed(team, r, b, &c(b, 0, 0), s.data());
   };
   Kokkos::parallel_for(
       "kspecter::solve::inverse_sqrt::prepare",
-      team_policy_for<Policy>(space, nmat, int(Scratch::shmem_size(eig_prepare_doubles(m))), 0,
-                              prepare, Tune::eig_team_size),
+      team_policy_for<Policy>(space, nmat,
+                              int(Scratch::shmem_size(eig_prepare_doubles(m, Tune::eig_team_size))),
+                              0, prepare, Tune::eig_team_size),
       prepare);
 
   // The rounds: a chain team's (d, e) fit the scratch of a slice of Z (about

@@ -27,35 +27,60 @@ KOKKOS_INLINE_FUNCTION int packed_row(int t) {
 /// m - 1 - k entries, for rows k + 1 .. m - 1).
 KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
 
+/// Doubles of team scratch team_sum takes for a team of `ts` threads.
+KOKKOS_INLINE_FUNCTION int team_sum_doubles(int ts) { return ts + (ts + 7) / 8; }
+
+/// The team's sum of every thread's `x`, returned to every thread, in a fixed order: the
+/// partials to scratch `red` (team_sum_doubles), sums of eight by one thread each, then every
+/// thread adds those. Two barriers and a few dozen instructions: Kokkos' team reduction, a
+/// generic loop of shuffles and shared memory, took about a sixth of the tridiagonalisation's
+/// instructions and a third of its stalls on an H100 (perf/gpu_runs.md, session 18). The next
+/// call may write `red` once every thread has passed one more barrier.
+template <class Member>
+KOKKOS_INLINE_FUNCTION double team_sum(Member const& team, double x, double* red) {
+  int const rank = team.team_rank(), ts = team.team_size(), groups = (ts + 7) / 8;
+  red[rank] = x;
+  team.team_barrier();
+  if (rank < groups) {
+    double g = 0.0;
+    for (int q = 8 * rank; q < 8 * rank + 8 && q < ts; ++q) g += red[q];
+    red[ts + rank] = g;
+  }
+  team.team_barrier();
+  double total = 0.0;
+  for (int q = 0; q < groups; ++q) total += red[ts + q];
+  return total;
+}
+
 /// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
 /// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
 /// team_tridiagonalize (eig_steps.hpp), with the same reflectors; v_k is left in column k below
 /// the diagonal. Only the lower triangle is updated, so T is that of a matrix kept exactly
-/// symmetric. `w`: 2 m doubles of team scratch.
+/// symmetric. `w`: 2 m + team_sum_doubles(team size) doubles of team scratch.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, double* p, int m,
                                                        double* d, double* e, double* tau,
                                                        double* w) {
   double* const v = w;       // v_k, contiguous
   double* const pw = w + m;  // p = tau A' v (w = p - (tau vᵀp / 2) v is formed where used)
+  double* const red = w + 2 * m;
+  int const rank = team.team_rank(), ts = team.team_size();
   for (int k = 0; k + 1 < m; ++k) {
     int const r = m - k - 1, k1 = k + 1;
     double const x0 = p[packed(k1, k)];  // read before the reduction's barrier: it changes below
-    double sigma = 0.0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, r),
-        [&](int t, double& acc) {
-          double const x = p[packed(k1 + t, k)];
-          acc += x * x;
-        },
-        sigma);
+    double part = 0.0;
+    for (int t = rank; t < r; t += ts) {
+      double const x = p[packed(k1 + t, k)];
+      part += x * x;
+    }
+    double const sigma = team_sum(team, part, red);
     if (r == 1 || sigma == 0.0) {  // nothing to annihilate: H_k = I
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         d[k] = p[packed(k, k)];
         e[k] = x0;
         tau[k] = 0.0;
       });
-      team.team_barrier();  // the next reduction reuses the team's reduction scratch
+      team.team_barrier();  // the next team_sum writes `red`
       continue;
     }
     Householder const h = householder(x0, sigma);
@@ -88,14 +113,13 @@ KOKKOS_INLINE_FUNCTION void team_tridiagonalize_packed(Member const& team, doubl
       pw[j] = tk * s;
     });
     team.team_barrier();
-    double vp = 0.0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, r), [&](int i, double& acc) { acc += v[i] * pw[i]; }, vp);
-    double const half = 0.5 * tk * vp;
+    part = 0.0;
+    for (int i = rank; i < r; i += ts) part += v[i] * pw[i];
+    double const half = 0.5 * tk * team_sum(team, part, red);
     // A' -= v wᵀ + w vᵀ on the lower triangle, w = p - half v formed where it is used (the
     // same numbers as a vector of it, without its pass and barrier); one element a thread,
     // consecutive threads on consecutive addresses. The reduction above has every thread's
-    // reads of p behind it.
+    // reads of p behind it. Its end barrier is the one team_sum's next call needs.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * (r + 1) / 2), [&](int t) {
       int const i = packed_row(t), j = t - i * (i + 1) / 2;
       double const wi = pw[i] - half * v[i], wj = pw[j] - half * v[j];
