@@ -8,6 +8,7 @@
 #include <kspecter/core/kokkos_compat.hpp>
 
 #include "eig_steps.hpp"
+#include "team_sum.hpp"
 
 namespace kspecter::solve::detail {
 
@@ -26,31 +27,6 @@ KOKKOS_INLINE_FUNCTION int packed_row(int t) {
 /// Where reflector k's vector starts in a column-packed store of v_0, v_1, ... (v_k has
 /// m - 1 - k entries, for rows k + 1 .. m - 1).
 KOKKOS_INLINE_FUNCTION int reflector_offset(int k, int m) { return k * (m - 1) - k * (k - 1) / 2; }
-
-/// Doubles of team scratch team_sum takes for a team of `ts` threads.
-KOKKOS_INLINE_FUNCTION int team_sum_doubles(int ts) { return ts + (ts + 7) / 8; }
-
-/// The team's sum of every thread's `x`, returned to every thread, in a fixed order: the
-/// partials to scratch `red` (team_sum_doubles), sums of eight by one thread each, then every
-/// thread adds those. Two barriers and a few dozen instructions: Kokkos' team reduction, a
-/// generic loop of shuffles and shared memory, took about a sixth of the tridiagonalisation's
-/// instructions and a third of its stalls on an H100 (perf/gpu_runs.md, session 18). The next
-/// call may write `red` once every thread has passed one more barrier.
-template <class Member>
-KOKKOS_INLINE_FUNCTION double team_sum(Member const& team, double x, double* red) {
-  int const rank = team.team_rank(), ts = team.team_size(), groups = (ts + 7) / 8;
-  red[rank] = x;
-  team.team_barrier();
-  if (rank < groups) {
-    double g = 0.0;
-    for (int q = 8 * rank; q < 8 * rank + 8 && q < ts; ++q) g += red[q];
-    red[ts + rank] = g;
-  }
-  team.team_barrier();
-  double total = 0.0;
-  for (int q = 0; q < groups; ++q) total += red[ts + q];
-  return total;
-}
 
 /// Reduces the symmetric m x m matrix whose lower triangle is `p` (packed, team scratch) to
 /// tridiagonal form T = Zᵀ A Z with Z = H_0 ⋯ H_{m-3}, H_k = I - tau_k v_k v_kᵀ: d, e, tau as
