@@ -10,7 +10,6 @@
 #include <string>
 #include "band_cholesky_blocked.hpp"
 #include "band_envelope.hpp"
-#include "team_sum.hpp"
 #include "unroll.hpp"
 
 namespace kspecter::solve {
@@ -244,15 +243,12 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
 
 // The solve on GPUs (Tune::solve_entries > 0): the same substitutions, x in team scratch, and each
 // thread's entries of the next row of L (and the next y) loaded while this row waits on its
-// sum, so that a row waits on scratch and a sum, not on a global load. Forward, every thread
-// forms x_i from the team's sum (team_sum: two barriers a row, none more) and keeps it for the
-// next row, whose last entry it is: thread 0's store of it to scratch is only seen a row later.
-// y stays in `rhs` until the backward pass writes x there: no entry is read and written in one
-// row by different threads. `K` entries a thread: bands to K x team size. `red`:
-// team_sum_doubles(team size) of scratch.
+// reduction, so that a row waits on scratch and a reduction, not on a global load. y stays
+// in `rhs` until the backward pass writes x there: no entry is read and written in one row
+// by different threads. One barrier a row. `K` entries a thread: bands to K x team size.
 template <int K, class Member>
 KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double const* L, double* y,
-                                                  double* x, double* red, int n, int w) {
+                                                  double* x, int n, int w) {
   int const b = w - 1, nt = team.team_size(), me = team.team_rank();
   double cur[K], nxt[K];
   auto const load = [&](int i, double(&dst)[K]) {
@@ -264,7 +260,7 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
     }
   };
   load(0, cur);
-  double ynext = y[0], dnext = L[b], xlast = 0.0;
+  double ynext = y[0], dnext = L[b];
   for (int i = 0; i < n; ++i) {
     double const yi = ynext, di = dnext;
     if (i + 1 < n) {
@@ -276,14 +272,15 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) {
       int const c = me + k * nt;
-      if (c < b && i - b + c >= 0) s += cur[k] * (c == b - 1 ? xlast : x[i - b + c]);
+      if (c < b && i - b + c >= 0) s += cur[k] * x[i - b + c];
     }
-    xlast = (yi - team_sum(team, s, red)) / di;
-    if (me == 0) x[i] = xlast;
+    Kokkos::Sum<double> sum(s);
+    team.team_reduce(sum);
+    if (me == 0) x[i] = (yi - s) / di;
+    team.team_barrier();
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) cur[k] = nxt[k];
   }
-  team.team_barrier();  // every x_i in scratch
   load(n - 1, cur);
   dnext = L[std::size_t(n - 1) * w + b];
   for (int i = n - 1; i >= 0; --i) {
@@ -324,13 +321,12 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
   int const b = w - 1;
   constexpr int K = Tune::solve_entries;  // entries of a row a thread holds (GPU path)
   if constexpr (K > 0) {
-    int const nred = team_sum_doubles(Tune::team_size);
-    int const bytes = int(Scratch::shmem_size(n + nred));
+    int const bytes = int(Scratch::shmem_size(n));
     if (b <= K * Tune::team_size && bytes <= Policy::scratch_size_max(0)) {
       auto kernel = KOKKOS_LAMBDA(Member const& team) {
         int const p = team.league_rank();
-        Scratch x(team.team_scratch(0), n + nred);
-        band_solve_prefetched<K>(team, &l(p, 0, 0), &rhs(p, 0), x.data(), x.data() + n, n, w);
+        Scratch x(team.team_scratch(0), n);
+        band_solve_prefetched<K>(team, &l(p, 0, 0), &rhs(p, 0), x.data(), n, w);
       };
       Policy const policy =
           Policy(space, nmat, Tune::team_size).set_scratch_size(0, Kokkos::PerTeam(bytes));
