@@ -1,5 +1,5 @@
 // A sum over a team's threads in a fixed order, for kernels that take one every step of a
-// sequential loop (the tridiagonalisation, the band solve).
+// sequential loop (the tridiagonalisation).
 #pragma once
 
 #include <Kokkos_Core.hpp>
