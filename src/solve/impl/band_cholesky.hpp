@@ -227,11 +227,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       }
       team.team_barrier();
     }
-    if (fail != 0) {  // L = I: the solves after this run on harmless numbers
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * w),
-                           [&](int e) { A[e] = (e % w == b) ? 1.0 : 0.0; });
-    }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { info(p) = fail; });
+    team_band_failed(team, A, n, w, fail, info(p));
   };
   auto const scratch = [&](Policy pol) {
     return pol.set_scratch_size(level, Kokkos::PerTeam(win_bytes + env_bytes));

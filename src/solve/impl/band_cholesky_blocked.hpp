@@ -13,6 +13,8 @@
 
 #include <kspecter/solve/band.hpp>
 
+#include "band_envelope.hpp"
+
 #include "unroll.hpp"
 
 namespace kspecter::solve::detail {
@@ -209,11 +211,7 @@ void band_cholesky_panels(ExecSpace const& space, BandBatch<typename ExecSpace::
       next.advance(team, bw, A, n, s0, k0, nbk);
       team.team_barrier();
     }
-    if (fail != 0) {  // L = I: the solves after this run on harmless numbers
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * w),
-                           [&](int e) { A[e] = (e % w == b) ? 1.0 : 0.0; });
-    }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { info(pm) = fail; });
+    team_band_failed(team, A, n, w, fail, info(pm));
   };
   auto const shaped = [&](int team) {
     return Policy(space, nmat, team).set_scratch_size(0, Kokkos::PerTeam(bytes));

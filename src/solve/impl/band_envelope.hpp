@@ -1,4 +1,5 @@
-// The envelope of a band matrix's rows, which the band Cholesky kernels skip.
+// Steps the band Cholesky kernels share: the envelope of the rows, which they skip, and the
+// identity a failed factorisation leaves.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -19,6 +20,18 @@ KOKKOS_INLINE_FUNCTION void team_band_envelope(Member const& team, double const*
     first[i] = i - b + c;
   });
   team.team_barrier();
+}
+
+/// A factorisation that failed at pivot fail - 1 (fail > 0) leaves L = I, so that the solves
+/// after it run on harmless numbers; `info` = fail either way.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_band_failed(Member const& team, double* ab, int n, int w, int fail,
+                                             int& info) {
+  if (fail != 0) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * w),
+                         [&](int e) { ab[e] = (e % w == w - 1) ? 1.0 : 0.0; });
+  }
+  Kokkos::single(Kokkos::PerTeam(team), [&]() { info = fail; });
 }
 
 }  // namespace kspecter::solve::detail
