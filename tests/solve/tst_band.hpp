@@ -419,11 +419,9 @@ struct HostLoopTune : solve::BandTuning<TEST_EXECSPACE> {
 };
 
 // The GPU factorisations do each entry's update as the host's loop, in the same order: the
-// column kernel (rows read two steps ahead, a row pair's update shared by several threads where
-// the team has threads to spare) and the panel kernel (a panel's columns, then the trailing
-// triangle in 2 x 2 tiles). The factors must be the same bits, for every band width (narrow
-// bands give a pair more than one thread even on a two-thread host team), panels that do not
-// divide the rows, and rows outside the envelope (zero columns of L).
+// column kernel (a thread a pair of rows) and the panel kernel (a panel's columns, then the
+// trailing triangle in 2 x 2 tiles). The factors must be the same bits, for every band width,
+// panels that do not divide the rows, and rows outside the envelope (zero columns of L).
 TEST(TEST_CATEGORY, band_cholesky_gpu_path_is_bitwise_the_host_loop) {
   std::uint64_t const seed = ref::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -32,95 +32,6 @@ KOKKOS_INLINE_FUNCTION void update_row(double* r, double const* c, double li, in
   for (; j < len; ++j) r[j] -= li * c[j];
 }
 
-/// A GPU thread's share of the rank-1 update below a pivot with h rows under it: rows t and
-/// h - 1 - t form a pair of h + 1 entries, which `per` threads share in contiguous chunks, so
-/// that every thread of the team has a short chain of update_row steps rather than one warp a
-/// long one. Worked out once for h = b, and again only in the last b steps.
-struct PairShare {
-  int t = 0, lo = 0, hi = 0;  // the pair, and the thread's entries [lo, hi) of its h + 1
-  int items = 0, per = 1;     // pairs x per shares in all (a team smaller than the pairs
-                              // takes several, worked out as they come)
-  KOKKOS_INLINE_FUNCTION PairShare(int u, int ts, int h) {
-    int const pairs = (h + 1) / 2;
-    per = compat::imax(1, ts / compat::imax(1, pairs));
-    items = pairs * per;
-    at(u, h);
-  }
-  KOKKOS_INLINE_FUNCTION void at(int u, int h) {
-    int const chunk = (h + 1 + per - 1) / per;
-    t = u / per;
-    lo = (u - t * per) * chunk;
-    hi = u < items ? compat::imin(lo + chunk, h + 1) : lo;
-  }
-};
-
-/// The rank-1 update of step k by the thread of `share` (the same single update an entry as the
-/// host's loop). Row ii's ii + 1 entries sit at [start, start + ii + 1) of its pair's.
-template <class SlotOf>
-KOKKOS_INLINE_FUNCTION void band_update_pair(PairShare const& share, double* win, double const* col,
-                                             int w, int h, SlotOf const& slot_below) {
-  int const b = w - 1;
-  auto const piece = [&](int ii, int start) {
-    int const from = compat::imax(share.lo, start), to = compat::imin(share.hi, start + ii + 1);
-    if (from >= to) return;
-    double const li = col[ii];
-    if (li == 0.0) return;  // outside the envelope
-    double* const ri = win + slot_below(ii) * w + (b - ii) + (from - start);  // (i, k + 1)
-    update_row(ri, col + (from - start), li, to - from);
-  };
-  piece(share.t, 0);
-  if (h - 1 - share.t != share.t) piece(h - 1 - share.t, share.t + 1);
-}
-
-/// Every share of the thread `rank` in a team of ts (one on a GPU team, which has more threads
-/// than pairs).
-template <class SlotOf>
-KOKKOS_INLINE_FUNCTION void band_update_pairs(PairShare share, int rank, int ts, double* win,
-                                              double const* col, int w, int h,
-                                              SlotOf const& slot_below) {
-  for (int u = rank; u < share.items; u += ts) {
-    if (u != rank) share.at(u, h);
-    band_update_pair(share, win, col, w, h, slot_below);
-  }
-}
-
-/// A GPU thread's entries of the band rows that enter the window two steps ahead: entry
-/// c = rank + j * team size of row k + w is read two steps before its slot is free, so that
-/// the step does not wait on the global load.
-template <int K>
-struct BandRowsAhead {
-  double now[K], next[K];
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void load(Member const& team, double const* A, int n, int w, int row,
-                                   double (&dst)[K]) const {
-    int const rank = team.team_rank(), ts = team.team_size();
-    KSPECTER_UNROLL
-    for (int j = 0; j < K; ++j) {
-      int const c = rank + j * ts;
-      dst[j] = row < n && c < w ? A[std::size_t(row) * w + c] : 0.0;
-    }
-  }
-  /// Row k final: to memory (its pivot lkk at c = b), and row k + w into its slot rk.
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void advance(Member const& team, double* A, double* rk, int n, int w,
-                                      int k, double lkk) {
-    int const rank = team.team_rank(), ts = team.team_size();
-    KSPECTER_UNROLL
-    for (int j = 0; j < K; ++j) {
-      int const c = rank + j * ts;
-      if (c >= w) continue;
-      A[std::size_t(k) * w + c] = c == w - 1 ? lkk : rk[c];
-      if (k + w < n) rk[c] = now[j];
-      now[j] = next[j];
-    }
-    for (int c = rank + K * ts; c < w; c += ts) {  // bands wider than K x team size
-      A[std::size_t(k) * w + c] = c == w - 1 ? lkk : rk[c];
-      if (k + w < n) rk[c] = A[std::size_t(k + w) * w + c];
-    }
-    load(team, A, n, w, k + w + 2, next);
-  }
-};
-
 // Right-looking band Cholesky over a sliding window of the b + 1 active rows (row i in slot
 // i mod (b + 1), entry (i, j) at column j - i + b), held in team scratch: step k scales
 // column k below the pivot (col[] keeps it contiguous) and updates the triangle of rows and
@@ -172,12 +83,6 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       win[(i % w) * w + c] = A[std::size_t(i) * w + c];
     });
     team.team_barrier();
-    [[maybe_unused]] BandRowsAhead<Tune::coalesce ? 2 : 1> ahead;
-    [[maybe_unused]] PairShare share(team.team_rank(), team.team_size(), b);
-    if constexpr (Tune::coalesce) {
-      ahead.load(team, A, n, w, w, ahead.now);
-      ahead.load(team, A, n, w, w + 1, ahead.next);
-    }
     int fail = 0;
     // Row k + 1 + ii is in slot ks + 1 + ii, wrapped once (ii < b < w): no division a row.
     auto const slot_below = [w](int ks, int ii) {
@@ -204,17 +109,25 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
       team.team_barrier();
       // 2. row k is final: back to memory, and row k + w takes its slot (both by the thread
       // of each entry, so no barrier between). Then the rank-1 update of the triangle.
+      int const knew = k + w;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
+        A[std::size_t(k) * w + c] = c == b ? lkk : rk[c];
+        if (knew < n) rk[c] = A[std::size_t(knew) * w + c];
+      });
       if constexpr (Tune::coalesce) {
-        ahead.advance(team, A, rk, n, w, k, lkk);
-        if (h != b) share = PairShare(team.team_rank(), team.team_size(), h);
-        band_update_pairs(share, team.team_rank(), team.team_size(), win, col, w, h,
-                          [&](int ii) { return slot_below(ks, ii); });
-      } else {
-        int const knew = k + w;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int c) {
-          A[std::size_t(k) * w + c] = c == b ? lkk : rk[c];
-          if (knew < n) rk[c] = A[std::size_t(knew) * w + c];
+        // Rows ii and h - 1 - ii on one thread: h + 1 entries each, no index arithmetic.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (h + 1) / 2), [&](int t) {
+          for (int pass = 0; pass < 2; ++pass) {
+            int const ii = pass == 0 ? t : h - 1 - t;
+            if (pass == 1 && ii == t) break;
+            double const li = col[ii];
+            if (li == 0.0) continue;  // outside the envelope: nothing to subtract
+            int const i = k + 1 + ii;
+            update_row(win + slot_below(ks, ii) * w + (k + 1 - i + b), col, li,
+                       ii + 1);  // (i, k + 1)
+          }
         });
+      } else {
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           for (int ii = 0; ii < h; ++ii) {
             double const li = col[ii];
