@@ -134,6 +134,28 @@ struct ModelChi2 {
   }
 };
 
+/// The three spot sums of a bin's chi2pix and pixmask_fraction (Chi2PixMask), reduced together.
+struct SpotSums {
+  double msk = 0, num = 0, den = 0;
+  KOKKOS_INLINE_FUNCTION SpotSums& operator+=(SpotSums const& o) {
+    msk += o.msk;
+    num += o.num;
+    den += o.den;
+    return *this;
+  }
+};
+
+}  // namespace kspecter::extract::detail
+
+namespace Kokkos {
+template <>
+struct reduction_identity<kspecter::extract::detail::SpotSums> {
+  KOKKOS_FORCEINLINE_FUNCTION static kspecter::extract::detail::SpotSums sum() { return {}; }
+};
+}  // namespace Kokkos
+
+namespace kspecter::extract::detail {
+
 // chi2pix = (A^T chi^2) / (A^T [totpix_ivar > 0]) and pixmask_fraction = A_core^T [W == 0]
 // (pixels off the CCD count as masked), for the core bins of the core fibers.
 template <class ExecSpace>
@@ -197,49 +219,34 @@ struct Chi2PixMask {
             }
           } else {
             // The spot's pixels over the lanes in row-major order (lane l: pixels l, l + V,
-            // ...), a sum a pass: one reduction across the lanes a sum, not one a row.
+            // ...), the three sums in one pass and one reduction across the lanes.
             double const* const sp = &spots(f, wb, 0, 0);
-            auto const spot_sum = [&](auto const& term) {
-              double total = 0;
-              Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(t, V),
-                  [&](int l, double& acc) {
-                    int iy = l / snx, ix = l % snx;
-                    for (int k = l; k < sny * snx; k += V) {
-                      acc += term(ys + iy, xs + ix, sp[k]);
-                      iy += V / snx;
-                      ix += V % snx;
-                      if (ix >= snx) {
-                        ix -= snx;
-                        ++iy;
-                      }
+            SpotSums sums;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, V),
+                [&](int l, SpotSums& acc) {
+                  int iy = l / snx, ix = l % snx;
+                  for (int k = l; k < sny * snx; k += V) {
+                    int const y = ys + iy, x = xs + ix, r = y - y0, cc = x - x0;
+                    bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
+                    bool const in = on && r >= 0 && r < nrow && cc >= 0 && cc < ncol;
+                    double const v = in ? pix(p, r * ncol + cc) : 0.0;  // the window's value
+                    double const sv = sp[k];
+                    acc.msk += (!on || (in && v < 0)) ? sv : 0.0;  // off the CCD, or masked
+                    acc.num += in && v >= 0 ? sv * v : 0.0;
+                    acc.den += in && v >= 0 ? sv : 0.0;
+                    iy += V / snx;
+                    ix += V % snx;
+                    if (ix >= snx) {
+                      ix -= snx;
+                      ++iy;
                     }
-                  },
-                  total);
-              return total;
-            };
-            // The pixel's value in the window, or none (off the CCD or the window).
-            auto const window = [&](int y, int x, double& v) {
-              int const r = y - y0, cc = x - x0;
-              bool const in = y >= 0 && y < npix_y && x >= 0 && x < npix_x && r >= 0 && r < nrow &&
-                              cc >= 0 && cc < ncol;
-              v = in ? pix(p, r * ncol + cc) : 0.0;
-              return in;
-            };
-            msk = spot_sum([&](int y, int x, double sv) {
-              double v;
-              bool const in = window(y, x, v);
-              bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
-              return (!on || (in && v < 0)) ? sv : 0.0;  // off the CCD, or a masked pixel
-            });
-            num = spot_sum([&](int y, int x, double sv) {
-              double v;
-              return window(y, x, v) && v >= 0 ? sv * v : 0.0;
-            });
-            den = spot_sum([&](int y, int x, double sv) {
-              double v;
-              return window(y, x, v) && v >= 0 ? sv : 0.0;
-            });
+                  }
+                },
+                sums);
+            num = sums.num;
+            den = sums.den;
+            msk = sums.msk;
           }
           Kokkos::single(Kokkos::PerThread(t), [&]() {
             double const c2 = (!bad_patch && den > 0) ? num / den : 0.0;
