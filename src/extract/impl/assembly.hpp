@@ -33,8 +33,9 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // contiguously (no memset of the whole matrix, no transposed stores). On the band path
 // (band.data() set, band_solve.hpp) each pair goes to the band in wavelength-major order
 // instead, still once; the band was zeroed before (its rows mix the teams' fibers). On a GPU
-// a thread takes a row (spot a) and V lanes share each overlap's pixels; the lanes' shares
-// wait in a PairBuffer and are summed kPairs pairs at a time (flush()).
+// a thread takes a row (spot a): its V lanes share spot a's pixels for the weighted copy aw
+// and the sums y and fluxweight (the lanes' shares wait in a PairBuffer, summed kPairs at a
+// time by flush()), then take a pair each, summed by overlap() as on the host.
 template <class ExecSpace>
 struct AssembleICov {
   using T = Types<ExecSpace>;
@@ -95,8 +96,9 @@ struct AssembleICov {
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
   // [c0, c1) (already clipped to both spots, the window and the CCD), from aw = spot a times
-  // the weights (a's box): on the host, four running sums the compiler keeps in vector
-  // registers, in a fixed order.
+  // the weights (a's box): four running sums in a fixed order, which the host keeps in vector
+  // registers; on a GPU a lane's pair (one or two sums took 26 and 23-25 ms a frame on an
+  // H100 where four take 19.5, though they need fewer registers, perf/gpu_runs.md, session 19).
   KOKKOS_INLINE_FUNCTION double overlap(double const* aw, int xa, int ya, double const* b, int xb,
                                         int yb, int r0, int r1, int c0, int c1) const {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -114,35 +116,6 @@ struct AssembleICov {
       for (; c < C; ++c) s0 += x[c] * y[c];
     }
     return (s0 + s1) + (s2 + s3);
-  }
-
-  // Lane l's share of the same overlap on a GPU, from aw = spot a times the weights (in
-  // scratch, a's box) and spot b: pixels l, l + V, l + 2 V, ... in row-major order (every
-  // lane busy whatever the overlap's width), walked by an index into a's box: a step of V
-  // pixels is dr rows and dc columns, one row more where the column wraps.
-  KOKKOS_INLINE_FUNCTION double lane_overlap(int l, double const* aw, int xa, int ya,
-                                             double const* b, int xb, int yb, int r0, int r1,
-                                             int c0, int c1) const {
-    int const C = c1 - c0, npx = (r1 - r0) * C;
-    double acc = 0;
-    if (npx <= l) return acc;
-    float const rc = 1.0f / float(C);
-    int dr, dc, r, c;
-    small_divmod(V, C, rc, dr, dc);
-    small_divmod(l, C, rc, r, c);
-    int i = (r0 - ya + r) * snx + (c0 - xa + c);         // the lane's first pixel in a's box
-    double const* bb = b + (ya - yb) * snx + (xa - xb);  // b's pixels by a's box index
-    int const step = dr * snx + dc, wrap = snx - C;
-    for (int k = l; k < npx; k += V) {
-      acc += aw[i] * bb[i];
-      i += step;
-      c += dc;
-      if (c >= C) {
-        c -= C;
-        i += wrap;
-      }
-    }
-    return acc;
   }
 
   /// GPU scratch of a thread: the weighted spot of its row, and the lanes' shares of up to
@@ -374,19 +347,24 @@ struct AssembleICov {
                   },
                   Kokkos::Max<int>(hi));
             }
-            for (int w2 = lo; w2 <= hi; ++w2) {
+            // Entry (w1, w2): the overlap of spot a and spot w2, summed as the host sums it.
+            auto const pair = [&](int w2) -> long long {
               int const xb = xc2[w2], yb = yc2[w2];
               int const r0 = imax(imax(ya, yb), ylo), r1 = imin(imin(ya, yb) + sny, yhi);
               int const c0 = imax(imax(xa, xb), 0), c1 = imin(imin(xa, xb) + snx, npix_x);
-              if (r1 <= r0 || c1 <= c0) continue;
-              double const* b = b0 + w2 * bstride;
-              if constexpr (T::Tune::host_loops) {
-                *entry(p, k1, w1, k2, w2) = overlap(pb->aw, xa, ya, b, xb, yb, r0, r1, c0, c1);
-              } else {
-                push(t, *pb, lane_overlap(pb->lane, pb->aw, xa, ya, b, xb, yb, r0, r1, c0, c1),
-                     entry(p, k1, w1, k2, w2));
-              }
-              cnt += static_cast<long long>(r1 - r0) * (c1 - c0);
+              if (r1 <= r0 || c1 <= c0) return 0;
+              *entry(p, k1, w1, k2, w2) =
+                  overlap(pb->aw, xa, ya, b0 + w2 * bstride, xb, yb, r0, r1, c0, c1);
+              return static_cast<long long>(r1 - r0) * (c1 - c0);
+            };
+            if constexpr (T::Tune::host_loops) {
+              for (int w2 = lo; w2 <= hi; ++w2) cnt += pair(w2);
+            } else {  // a lane a pair: each pair's set-up once, and no sum across lanes
+              long long n = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, imax(hi - lo + 1, 0)),
+                  [&](int q, long long& acc) { acc += pair(lo + q); }, n);
+              cnt += n;
             }
           }
         },

@@ -35,11 +35,12 @@ struct Tuning<ExecSpace, false> {
   static constexpr bool host_loops = false;
   static constexpr int team = 8;
   static constexpr int vector = 16;
-  /// assemble_icov: a pair's overlap (up to 11 x 17 pixels for DESI) over 8 lanes in
-  /// row-major pixel order, 16 threads a team, the lanes' shares summed 2 pairs at a time.
-  /// Fewer lanes a pair mean fewer warp instructions for each pair's set-up (16 lanes: 2.98G,
-  /// 8 lanes: 1.95G a batch); fewer pairs a buffer, less scratch and more teams an SM (8 pairs
-  /// 5.27 ms, 2 pairs 4.91 ms a batch; 4 lanes 7.5 ms): perf/gpu_runs.md, session 13.
+  /// assemble_icov: 16 threads a team, a row (spot a) a thread; its 8 lanes share spot a's
+  /// pixels (the weighted copy and y, fluxweight, their shares summed 2 at a time), then take
+  /// a pair each. A pair over the lanes' pixels (session 13: 8 lanes 4.91 ms a batch, 16 and 4
+  /// slower) paid each pair's set-up on every lane; a lane a pair issues 1.2G warp
+  /// instructions a batch where that issued 2.24G (4.68 ms; 4 and 16 lanes slower):
+  /// perf/gpu_runs.md, session 19.
   static constexpr int assembly_vector = 8;
   static constexpr int assembly_team = 16;
   static constexpr int assembly_pairs = 2;

@@ -41,7 +41,8 @@ KOKKOS_INLINE_FUNCTION int eig_prepare_doubles(int m, int ts) {
 }
 
 /// prepare for matrix b (its storage `a`, m x m): symmetrised into the packed triangle `s`,
-/// tridiagonalised; d, e to r.vec; tau and the column-packed reflectors over `a`.
+/// tridiagonalised; d, e to r.vec; over `a`, tau, the column-packed reflectors, and the
+/// products v_k·v_{k+1} that form_z_slice applies the reflectors in pairs with.
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem> const& r, int b,
                                                double* a, double* s) {
@@ -62,6 +63,13 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m - 1 - k),
                          [&](int t) { v[t] = s[packed(k + 1 + t, k)]; });
   }
+  // v_k · v_{k+1} (their common entries k + 2, ...) after the reflectors, for form_z_slice.
+  double* const pairs = a + m + reflector_offset(m - 2, m);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m > 3 ? m - 3 : 0), [&](int k) {
+    double sum = 0.0;
+    for (int i = k + 2; i < m; ++i) sum += s[packed(i, k)] * s[packed(i, k + 1)];
+    pairs[k] = sum;
+  });
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
     for (int f = 0; f < EigRounds<Mem>::nfield; ++f) r.state(b, f) = 0;
   });
@@ -195,8 +203,38 @@ KOKKOS_INLINE_FUNCTION void load_slice(Member const& team, int n, int w, double*
   }
 }
 
-/// x ← x - tau (x·v) vᵀ on one row of Z (entries `stride` apart, r of them): the dot product
-/// in four partial sums, so that it waits on a quarter of the chain of additions.
+/// x ← x H_k H_{k+1} on one row of Z (entries `stride` apart, r of them from entry k + 1;
+/// H = I - tau v vᵀ): va (r entries) and vb (r - 1, from entry k + 2), c = va·vb. Both dot
+/// products in one pass, since x H_k · vb = x·vb - h_k c, then one update: the row is read
+/// twice and written once for the two reflectors, where one at a time reads it four times and
+/// writes it twice (the formation waits on these scratch accesses, perf/gpu_runs.md).
+KOKKOS_INLINE_FUNCTION void reflect_row_pair(double* x, int stride, double const* va,
+                                             double const* vb, int r, double ta, double tb,
+                                             double c) {
+  double const x0 = x[0];
+  double a0 = x0 * va[0], a1 = 0.0, b0 = 0.0, b1 = 0.0;
+  int t = 1;
+  for (; t + 1 < r; t += 2) {
+    double const x1 = x[t * stride], x2 = x[(t + 1) * stride];
+    a0 += x1 * va[t];
+    b0 += x1 * vb[t - 1];
+    a1 += x2 * va[t + 1];
+    b1 += x2 * vb[t];
+  }
+  for (; t < r; ++t) {
+    double const xt = x[t * stride];
+    a0 += xt * va[t];
+    b0 += xt * vb[t - 1];
+  }
+  double const ha = ta != 0.0 ? ta * (a0 + a1) : 0.0;
+  double const hb = tb != 0.0 ? tb * ((b0 + b1) - ha * c) : 0.0;
+  x[0] = x0 - ha * va[0];
+  update_column<column_batch>(x + stride, stride, r - 1,
+                              [&](int i, double xi) { return (xi - ha * va[i + 1]) - hb * vb[i]; });
+}
+
+/// x ← x H_k on one row of Z (the last reflector where m - 2 is odd): the dot product in four
+/// partial sums, so that it waits on a quarter of the chain of additions.
 KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, int r, double tau) {
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   int t = 0;
@@ -212,31 +250,38 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
 }
 
 /// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
-/// starts as e_c and takes the reflectors on the right in turn. `refl`: tau (m), then v_0,
-/// v_1, ... column-packed (eig_prepare_packed). Each v_k is staged by the team into `buf`
-/// (2 m doubles: two buffers, so one barrier a reflector), from registers loaded while
-/// v_{k-1} applied.
+/// starts as e_c and takes the reflectors on the right, two at a time (reflect_row_pair).
+/// `refl`: tau (m), v_0, v_1, ... column-packed, then v_k·v_{k+1} (eig_prepare_packed). Each
+/// pair is staged by the team into `buf` (2 m doubles), from registers loaded while the pair
+/// before applied; two barriers a pair.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, int m, int c0,
                                          double const* refl, double* buf) {
   int const ts = team.team_size();
   for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = at.i == c0 + at.c ? 1.0 : 0.0;
   if (m < 3) return;
+  int const nrefl = m - 2;
+  auto const v = [&](int k) { return refl + m + reflector_offset(k, m); };
+  double const* const pairs = v(nrefl);
+  // v_k and v_{k+1} are adjacent in `refl`: a pair is one span of 2 r - 1 doubles, one share.
+  auto const span = [&](int k) { return k + 1 < nrefl ? 2 * (m - k - 1) - 1 : m - k - 1; };
   StagedShare share;
-  share.load(team, refl + m, m - 1);
-  share.store(team, refl + m, m - 1, buf);
-  team.team_barrier();
-  for (int k = 0; k + 2 < m; ++k) {
+  share.load(team, v(0), span(0));
+  for (int k = 0; k < nrefl; k += 2) {
     int const r = m - k - 1;
-    double const* const next = refl + m + reflector_offset(k + 1, m);
-    if (k + 3 < m) share.load(team, next, r - 1);
-    double const tk = refl[k];
-    double const* const v = buf + (k % 2) * m;
-    if (tk != 0.0) {
+    share.store(team, v(k), span(k), buf);
+    team.team_barrier();
+    if (k + 2 < nrefl) share.load(team, v(k + 2), span(k + 2));
+    double const ta = refl[k];
+    if (k + 1 < nrefl) {
+      double const tb = refl[k + 1], c = pairs[k];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](int col) {
+        reflect_row_pair(x + (k + 1) * w + col, w, buf, buf + r, r, ta, tb, c);
+      });
+    } else if (ta != 0.0) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w),
-                           [&](int c) { reflect_row(x + (k + 1) * w + c, w, v, r, tk); });
+                           [&](int col) { reflect_row(x + (k + 1) * w + col, w, buf, r, ta); });
     }
-    if (k + 3 < m) share.store(team, next, r - 1, buf + ((k + 1) % 2) * m);
     team.team_barrier();
   }
 }
