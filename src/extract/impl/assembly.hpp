@@ -119,9 +119,9 @@ struct AssembleICov {
   }
 
   /// GPU scratch of a thread: the weighted spot of its row, and the lanes' shares of up to
-  /// kPairs sums with where each goes.
+  /// kPairs sums (a row's y and fluxweight) with where each goes.
   static constexpr int kPairs = T::Tune::assembly_pairs;
-  static constexpr int kPartStride = V + 1;  // a pair's V shares; odd: lanes read across pairs
+  static constexpr int kPartStride = V + 1;  // a sum's V shares; odd: lanes read across sums
   struct PairBuffer {
     double* part;  // [kPairs][kPartStride]
     double* aw;    // [sny][snx]: spot a times the weights, 0 off the window and the CCD
@@ -145,9 +145,9 @@ struct AssembleICov {
     if (++pb.n == kPairs) flush(t, pb);
   }
 
-  // Pair q's entry = its shares summed in lane order, lane q taking pair q: one pass a
-  // kPairs pairs, where a reduction a pair cost more instructions than its products. The
-  // lanes sync before the shares are read, and again at the summing loop's end.
+  // Sum q = its shares summed in lane order, lane q taking sum q: one pass a kPairs sums,
+  // cheaper than a reduction across the lanes a sum. The lanes sync before the shares are
+  // read, and again at the summing loop's end.
   KOKKOS_INLINE_FUNCTION static void flush(Member const& t, PairBuffer& pb) {
     lane_sync(t);
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, pb.n), [&](int q) {

@@ -63,9 +63,11 @@ KOKKOS_INLINE_FUNCTION void eig_prepare_packed(Member const& team, EigRounds<Mem
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m - 1 - k),
                          [&](int t) { v[t] = s[packed(k + 1 + t, k)]; });
   }
-  // v_k · v_{k+1} (their common entries k + 2, ...) after the reflectors, for form_z_slice.
+  // v_k · v_{k+1} (their common entries k + 2, ...) after the reflectors, at index k, for
+  // the pairs form_z_slice takes: k = 0, 2, 4, ... with k + 1 < m - 2.
   double* const pairs = a + m + reflector_offset(m - 2, m);
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m > 3 ? m - 3 : 0), [&](int k) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m > 3 ? (m - 2) / 2 : 0), [&](int t) {
+    int const k = 2 * t;
     double sum = 0.0;
     for (int i = k + 2; i < m; ++i) sum += s[packed(i, k)] * s[packed(i, k + 1)];
     pairs[k] = sum;
