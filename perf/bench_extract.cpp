@@ -7,9 +7,14 @@
 //
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
-//                 [--solver band|dense] [--keep-buffers 0|1]
+//                 [--solver band|dense] [--keep-buffers 0|1] [--allocations]
+//                 [--stage-times 0|1]
 //
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
+// --stage-times 0: the timed frames without per-stage times (extract_frame then fences only
+// where the host needs the device's numbers, not around every stage; the wall time alone).
+// --allocations: one more extraction with every device allocation and free listed, with the
+// stage it fell in and the time since the event before (perf/alloc_trace.hpp).
 // --keep-buffers 1: the frames share one extract::KeptBuffers, as the frames of
 // `kspecter extract --batch` do (each frame takes the device buffers the one before left);
 // 0 (the default): each frame allocates and frees its own.
@@ -31,11 +36,13 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "alloc_trace.hpp"
 #include "kernel_timer.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +69,8 @@ struct Args {
   bool kernels = false;         // one more run, each kernel fenced and timed (kernel_timer.hpp)
   std::string solver = "band";  // ExtractOptions::band_solve
   bool keep_buffers = false;    // ExtractHooks::buffers
+  bool allocations = false;     // --allocations
+  bool stage_times = true;      // --stage-times
 };
 
 int usage() {
@@ -69,7 +78,7 @@ int usage() {
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
       "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
-      "band|dense] [--keep-buffers 0|1]\n");
+      "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1]\n");
   return 2;
 }
 
@@ -162,7 +171,8 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     perf_control("enable");
     double const c0 = process_cpu_seconds();
     double const t0 = now();
-    res = extract::extract_frame(space, p, dimg, divar, opt, &times, hooks);
+    res =
+        extract::extract_frame(space, p, dimg, divar, opt, a.stage_times ? &times : nullptr, hooks);
     space.fence();
     double const t = now() - t0;
     perf_control("disable");
@@ -183,6 +193,15 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     kt.stop();
     kt.print(1, host ? space.concurrency() : 1);
   }
+  if (a.allocations) {  // also after the timed runs: the callbacks cost host time
+    bench::AllocTrace at;
+    space.fence();
+    at.start();
+    extract::extract_frame(space, p, dimg, divar, opt, nullptr, hooks);
+    space.fence();
+    at.stop();
+    at.print(host);
+  }
 
   Work const w = flop_model(p, res, opt);
   std::map<std::string, double> flops = {{"kspecter::extract::spots", w.spots},
@@ -194,10 +213,11 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
   std::printf(
       "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-      "in %d batch(es), %s solver, device buffers %s\n",
+      "in %d batch(es), %s solver, device buffers %s%s\n",
       name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
       res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense",
-      a.keep_buffers ? "kept from frame to frame" : "a frame's own");
+      a.keep_buffers ? "kept from frame to frame" : "a frame's own",
+      a.stage_times ? "" : ", no stage times (no fences between stages)");
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
   for (auto const& e : best_times.entries()) {
@@ -211,7 +231,9 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     else
       std::printf("%-34s %10.4f %12s %10s\n", e.stage.c_str(), e.seconds, "-", "-");
   }
-  std::printf("%-34s %10.4f %12.2f %10.1f\n", "sum of stages", sum, fsum * 1e-9, fsum * 1e-9 / sum);
+  if (sum > 0)
+    std::printf("%-34s %10.4f %12.2f %10.1f\n", "sum of stages", sum, fsum * 1e-9,
+                fsum * 1e-9 / sum);
   std::printf("%-34s %10.4f   (best of %d; all:", "extract_frame wall", best, int(totals.size()));
   for (double t : totals) std::printf(" %.4f", t);
   std::printf(")\n");
@@ -245,6 +267,19 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   std::nth_element(c2.begin(), c2.begin() + long(c2.size() / 2), c2.end());
   std::printf("bins with ivar > 0: %.2f %%, median chi2pix %.3f\n",
               100.0 * good / double(res.ivar.size()), c2.empty() ? 0.0 : c2[c2.size() / 2]);
+  // The frame's bytes in one number (FNV-1a), to see two runs give the same frame.
+  std::uint64_t digest = 1469598103934665603ull;
+  auto mix = [&](auto const& v) {
+    auto const* b = reinterpret_cast<unsigned char const*>(v.data());
+    for (std::size_t i = 0; i < v.size() * sizeof(v[0]); ++i)
+      digest = (digest ^ b[i]) * 1099511628211ull;
+  };
+  mix(res.flux), mix(res.ivar), mix(res.resolution), mix(res.deconvolved_flux);
+  mix(res.chi2pix), mix(res.pixmask_fraction), mix(res.mask);
+  std::printf(
+      "frame digest (FNV-1a of flux, ivar, resolution, deconvolved, chi2pix, pixmask, "
+      "mask): %016llx\n",
+      static_cast<unsigned long long>(digest));
   std::printf(
       "reference (issue 4): gpu_specter 24.2 s/frame on one H200 (11.2 s with 10 MPS ranks); "
       "128-166 s per bundle on 2 CPU cores; specter 98-123 s per bundle\n");
@@ -278,6 +313,10 @@ int main(int argc, char** argv) {
       a.budget_gib = std::atof(v);
     else if (s == "--kernels")
       a.kernels = true;
+    else if (s == "--allocations")
+      a.allocations = true;
+    else if (s == "--stage-times" && (v = next()))
+      a.stage_times = std::atoi(v) != 0;
     else if (s == "--keep-buffers" && (v = next()))
       a.keep_buffers = std::atoi(v) != 0;
     else if (s == "--solver" && (v = next()) &&

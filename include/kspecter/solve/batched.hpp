@@ -24,6 +24,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 namespace kspecter::solve {
 
 template <class MemorySpace>
@@ -75,6 +77,15 @@ struct InverseSqrtWorkspace {
   Kokkos::View<double*, MemorySpace> doubles;
   Kokkos::View<int*, MemorySpace> ints;
 };
+
+/// The lengths of the Views that inverse_sqrt's workspace grows to for `nmat` matrices of
+/// m x m on ExecSpace (zero where the backend takes none): a caller may give the workspace that
+/// much up front, in memory of its own, and no call then allocates.
+struct InverseSqrtWorkspaceSize {
+  std::size_t doubles = 0, ints = 0;
+};
+template <class ExecSpace>
+InverseSqrtWorkspaceSize inverse_sqrt_workspace_size(int nmat, int m);
 
 /// inverse_sqrt, working in `work`.
 template <class ExecSpace>

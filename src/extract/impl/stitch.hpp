@@ -31,7 +31,7 @@ template <class ExecSpace>
 class ResultArrays {
  public:
   ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, FrameResult& res)
-      : side_(fc.space), nspec_(fc.shape.nspec) {
+      : side_(ws.side), nspec_(fc.shape.nspec) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
       outs_ = {out(ws.flux, w, res.flux, kSolution),
@@ -150,7 +150,7 @@ class ResultArrays {
     Kokkos::deep_copy(space, Flat(o.dst + i0, i1 - i0), FlatDev(o.src + i0, i1 - i0));
   }
 
-  compat::SideInstance<ExecSpace> side_;
+  compat::SideInstance<ExecSpace> const& side_;  // the Workspace's
   int nspec_ = 0;
   int copied_[2] = {0, 0};  // spectra [0, copied_[part]) copied or being copied
   std::vector<Out> outs_;

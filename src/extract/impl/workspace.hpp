@@ -3,6 +3,7 @@
 // peak-memory figure (ExtractStats::peak_device_bytes).
 #pragma once
 
+#include "arena.hpp"
 #include "context.hpp"
 
 #include <kspecter/core/allocate.hpp>
@@ -17,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -103,6 +105,11 @@ class Workspace {
   // The quality kernels' pixel products, two a batch (quality.hpp), read with the stitch.
   Kokkos::View<long long*, mem> quality_counts;
 
+  // The second instance (its own stream on a GPU) that copies the frame arrays to the host
+  // while the batches run (stitch.hpp), kept with the buffers: on a GPU its stream and Kokkos'
+  // scratch for it cost a stream creation and four small allocations a frame otherwise.
+  compat::SideInstance<ExecSpace> side;
+
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
   Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
   int weights_x0 = 0, weights_ncol = 0;
@@ -111,38 +118,25 @@ class Workspace {
   /// `res`: the frame's result, whose vectors a host backend's frame arrays are (see output).
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
             FrameResult& res)
-      : space_(space), shape_(s) {
-    bind_outputs(res, with_model);
-    failed =
-        allocate_zeroed<decltype(failed)>(space_, "kspecter::extract::failed", s.nspec, s.nwave);
-    meter.hold(bytes_of(failed));
-    full_wave = allocate<decltype(full_wave)>(space_, "kspecter::extract::full_wave", s.nfull);
-    upload_grid(plan);
-
-    int const pmax = s.pmax;
-    rhs_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs", pmax, s.n);
-    fw_all = allocate<typename T::Vec>(space_, "kspecter::extract::fluxweight", pmax, s.n);
-    minw_all = allocate<typename T::Vec1>(space_, "kspecter::extract::minweight", pmax);
-    info_all = allocate_zeroed<Kokkos::View<int*, mem>>(space_, "kspecter::extract::info", pmax);
-    cblk_all = allocate<typename T::Blocks>(space_, "kspecter::extract::cov_blocks", pmax, s.nslots,
-                                            s.m, s.m);
-    q_all = allocate<typename T::Mat>(space_, "kspecter::extract::q_blocks",
-                                      std::size_t(pmax) * s.ncs, s.m, s.m);
-    rhs_band_all = allocate<typename T::Vec>(space_, "kspecter::extract::rhs_band", pmax, s.n);
-    half_width_all =
-        allocate<Kokkos::View<int*, mem>>(space_, "kspecter::extract::half_width", pmax);
-    core_slots_all = allocate<Kokkos::View<int**, Kokkos::LayoutRight, mem>>(
-        space_, "kspecter::extract::core_slots", pmax, s.ncs);
-    meter.hold(bytes_of(rhs_band_all) + bytes_of(half_width_all) + bytes_of(core_slots_all));
-    ptab_all = allocate<typename T::Table>(space_, "kspecter::extract::patches", pmax);
-    ptab_host = Kokkos::create_mirror_view(ptab_all);
-    meter.hold(bytes_of(rhs_all) + bytes_of(fw_all) + bytes_of(minw_all) + bytes_of(info_all) +
-               bytes_of(cblk_all) + bytes_of(q_all) + bytes_of(ptab_all));
+      : side(space), space_(space), shape_(s) {
+    if constexpr (!results_in_place) {  // a GPU's: one block (arena.hpp)
+      Arena<mem> measure = Arena<mem>::measure();
+      cut(measure, plan, res, with_model);
+      arena_ = Arena<mem>::cut_from(space_, "kspecter::extract::workspace", measure.bytes());
+    }
+    cut(arena_, plan, res, with_model);
+    meter.hold(arena_.bytes() + outside(failed) + outside(rhs_all) + outside(fw_all) +
+               outside(minw_all) + outside(info_all) + outside(cblk_all) + outside(q_all) +
+               outside(ptab_all) + outside(rhs_band_all) + outside(half_width_all) +
+               outside(core_slots_all) + outside(xr_all) + outside_outputs());
+    // A mirror takes its View's label, and a View cut from the arena has none.
+    ptab_host = arena_.holds(ptab_all.data())
+                    ? typename T::Table::HostMirror("kspecter::extract::patches_host", s.pmax)
+                    : Kokkos::create_mirror_view(ptab_all);
     advise_huge_pages(cblk_all);  // the band (or the dense blocks) and Q: written whole
     advise_huge_pages(q_all);
-    xr_all = allocate<typename T::XRanges>(space_, "kspecter::extract::slot_columns",
-                                           pmax * s.nslots, 2);
-    meter.hold(bytes_of(xr_all));
+    zero_frame_arrays();
+    upload_grid(plan);
   }
 
   /// Whether this workspace's buffers serve a frame of shape `s` (KeptBuffers): its sizes,
@@ -158,15 +152,12 @@ class Workspace {
   void start_frame(ExecSpace const& space, PatchPlan const& plan, FrameResult& res,
                    bool with_model) {
     space_ = space;
-    auto zero = [&](auto const& v) { fill_span(space_, v, {}); };
     if constexpr (results_in_place) {
       meter.release(output_bytes_);
-      bind_outputs(res, with_model);
-    } else {
-      zero(flux), zero(ivar), zero(deconv), zero(chi2), zero(pixmask), zero(rdiag), zero(mask);
-      if (model.extent(0) > 0) zero(model);
+      bind_outputs(arena_, res, with_model);
+      meter.hold(output_bytes_);
     }
-    zero(failed), zero(info_all);
+    zero_frame_arrays();
     upload_grid(plan);
     meter.peak = meter.now;
   }
@@ -224,14 +215,14 @@ class Workspace {
   /// Meters the inverse square root's workspace as the last call left it.
   void meter_inverse_sqrt() {
     meter.release(isqrt_bytes_);
-    isqrt_bytes_ = bytes_of(inverse_sqrt.doubles) + bytes_of(inverse_sqrt.ints);
+    isqrt_bytes_ = outside(inverse_sqrt.doubles) + outside(inverse_sqrt.ints);
     meter.hold(isqrt_bytes_);
   }
 
   /// Meters the spots the provider just made (in place of the previous batch's).
   void meter_spots() {
     meter.release(spot_bytes_);
-    spot_bytes_ = bytes_of(spots.values) + bytes_of(spots.xc) + bytes_of(spots.yc);
+    spot_bytes_ = outside(spots.values) + outside(spots.xc) + outside(spots.yc);
     meter.hold(spot_bytes_);
   }
 
@@ -283,21 +274,83 @@ class Workspace {
   }
 
  private:
+  // Every buffer whose size the frame's shape gives, from `a` (arena.hpp): the frame arrays,
+  // the batch buffers, the quality counts, and the first batch's spots and inverse square
+  // root's workspace (as their providers would make them, so that they make none). Not
+  // initialised; no metering (two passes go through here on a GPU).
+  void cut(Arena<mem>& a, PatchPlan const& plan, FrameResult& res, bool with_model) {
+    FrameShape const& s = shape_;
+    int const pmax = s.pmax;
+    auto take = [&](auto& v, char const* label, auto... extents) {
+      v = a.template take<std::remove_reference_t<decltype(v)>>(space_, label, extents...);
+    };
+    bind_outputs(a, res, with_model);
+    take(failed, "kspecter::extract::failed", s.nspec, s.nwave);
+    take(full_wave, "kspecter::extract::full_wave", s.nfull);
+    take(rhs_all, "kspecter::extract::rhs", pmax, s.n);
+    take(fw_all, "kspecter::extract::fluxweight", pmax, s.n);
+    take(minw_all, "kspecter::extract::minweight", pmax);
+    take(info_all, "kspecter::extract::info", pmax);
+    take(cblk_all, "kspecter::extract::cov_blocks", pmax, s.nslots, s.m, s.m);
+    take(q_all, "kspecter::extract::q_blocks", std::size_t(pmax) * s.ncs, s.m, s.m);
+    take(rhs_band_all, "kspecter::extract::rhs_band", pmax, s.n);
+    take(half_width_all, "kspecter::extract::half_width", pmax);
+    take(core_slots_all, "kspecter::extract::core_slots", pmax, s.ncs);
+    take(ptab_all, "kspecter::extract::patches", pmax);
+    take(xr_all, "kspecter::extract::slot_columns", pmax * s.nslots, 2);
+    take(quality_counts, "kspecter::extract::quality_counts", 2 * plan.batches.size());
+    if (!plan.batches.empty()) {
+      int const nfb = plan.batches[0].fiber_end - plan.batches[0].fiber_begin;
+      take(spots.values, "kspecter::psf::spots", nfb, s.nfull, s.sny, s.snx);
+      take(spots.xc, "kspecter::psf::spots_xc", nfb, s.nfull);
+      take(spots.yc, "kspecter::psf::spots_yc", nfb, s.nfull);
+    }
+    solve::InverseSqrtWorkspaceSize const isqrt =
+        solve::inverse_sqrt_workspace_size<ExecSpace>(pmax * s.ncs, s.m);
+    if (isqrt.doubles > 0)
+      take(inverse_sqrt.doubles, "kspecter::solve::inverse_sqrt::doubles", isqrt.doubles);
+    if (isqrt.ints > 0) take(inverse_sqrt.ints, "kspecter::solve::inverse_sqrt::ints", isqrt.ints);
+  }
+
   // The frame arrays (the result's vectors on a host backend, see output).
-  void bind_outputs(FrameResult& res, bool with_model) {
+  void bind_outputs(Arena<mem>& a, FrameResult& res, bool with_model) {
     FrameShape const& s = shape_;
     output_bytes_ = 0;
-    flux = output<Array2>("kspecter::extract::flux", res.flux, s.nspec, s.nwave);
-    ivar = output<Array2>("kspecter::extract::ivar", res.ivar, s.nspec, s.nwave);
+    flux = output<Array2>(a, "kspecter::extract::flux", res.flux, s.nspec, s.nwave);
+    ivar = output<Array2>(a, "kspecter::extract::ivar", res.ivar, s.nspec, s.nwave);
     deconv =
-        output<Array2>("kspecter::extract::deconvolved", res.deconvolved_flux, s.nspec, s.nwave);
-    chi2 = output<Array2>("kspecter::extract::chi2pix", res.chi2pix, s.nspec, s.nwave);
-    pixmask = output<Array2>("kspecter::extract::pixmask", res.pixmask_fraction, s.nspec, s.nwave);
-    rdiag = output<decltype(rdiag)>("kspecter::extract::rdiag", res.resolution, s.nspec,
+        output<Array2>(a, "kspecter::extract::deconvolved", res.deconvolved_flux, s.nspec, s.nwave);
+    chi2 = output<Array2>(a, "kspecter::extract::chi2pix", res.chi2pix, s.nspec, s.nwave);
+    pixmask =
+        output<Array2>(a, "kspecter::extract::pixmask", res.pixmask_fraction, s.nspec, s.nwave);
+    rdiag = output<decltype(rdiag)>(a, "kspecter::extract::rdiag", res.resolution, s.nspec,
                                     2 * s.ndiag + 1, s.nwave);
-    mask = output<decltype(mask)>("kspecter::extract::mask", res.mask, s.nspec, s.nwave);
-    model =
-        with_model ? output<Array2>("kspecter::extract::model", res.model, s.npy, s.npx) : Array2();
+    mask = output<decltype(mask)>(a, "kspecter::extract::mask", res.mask, s.nspec, s.nwave);
+    model = with_model ? output<Array2>(a, "kspecter::extract::model", res.model, s.npy, s.npx)
+                       : Array2();
+  }
+
+  // The frame arrays' bytes outside the arena (a host backend's: the result's vectors).
+  std::size_t outside_outputs() const {
+    return outside(flux) + outside(ivar) + outside(deconv) + outside(chi2) + outside(pixmask) +
+           outside(rdiag) + outside(mask) + outside(model);
+  }
+
+  // Zeros what a frame expects zeroed: its arrays (on a host backend the result's vectors,
+  // zero already), the failed bits and the Cholesky status.
+  void zero_frame_arrays() {
+    auto zero = [&](auto const& v) { fill_span(space_, v, {}); };
+    if constexpr (!results_in_place) {
+      zero(flux), zero(ivar), zero(deconv), zero(chi2), zero(pixmask), zero(rdiag), zero(mask);
+      if (model.extent(0) > 0) zero(model);
+    }
+    zero(failed), zero(info_all);
+  }
+
+  // Bytes of `v` that the meter counts apart from the arena's.
+  template <class View>
+  std::size_t outside(View const& v) const {
+    return arena_.holds(v.data()) ? 0 : bytes_of(v);
   }
 
   void upload_grid(PatchPlan const& plan) {
@@ -310,7 +363,7 @@ class Workspace {
   // huge-page hint), so that the stitch copies nothing; on a GPU a device array that the
   // stitch copies into that vector (ResultArrays).
   template <class View, class V, class... Extents>
-  View output(char const* name, std::vector<V>& dst, Extents... extents) {
+  View output(Arena<mem>& a, char const* name, std::vector<V>& dst, Extents... extents) {
     View v;
     if constexpr (results_in_place) {
       std::size_t const size = (std::size_t(extents) * ...);
@@ -318,14 +371,14 @@ class Workspace {
       dst.resize(size);
       v = View(dst.data(), extents...);
     } else {
-      v = allocate_zeroed<View>(space_, name, extents...);
+      v = a.template take<View>(space_, name, extents...);
     }
-    meter.hold(bytes_of(v));
     output_bytes_ += bytes_of(v);
     return v;
   }
 
   ExecSpace space_;
+  Arena<mem> arena_ = Arena<mem>::off();  // its Views are unmanaged: no order to keep
   FrameShape shape_;
   std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
 };

@@ -38,16 +38,23 @@ struct EigRounds {
   IRows state;            // [nmat][nfield]
   EigRecord<Mem> rec[2];  // rounds 0, 2, 4, ... and 1, 3, 5, ...
 
+  /// The workspace that `nmat` matrices of m x m take at `round` rotations a row a round.
+  static InverseSqrtWorkspaceSize size(int nmat, int m, int round) {
+    std::size_t const nm = std::size_t(nmat), mm = std::size_t(m);
+    std::size_t const rot = std::size_t(round) * mm, sweep = std::size_t(round) * mm / 4;
+    return {pad(nm * mm * mm) + pad(nm * 2 * mm) + 4 * pad(nm * rot),
+            pad(nm * nfield) + 2 * (pad(nm) + pad(nm * 2 * sweep))};
+  }
+
   /// Views into `work`, grown on `space` (not initialised) when it holds too little for this
   /// batch; a failure to grow it is a kspecter::OutOfMemory (core/allocate.hpp).
   template <class ExecSpace>
   EigRounds(ExecSpace const& space, int nmat, int m_, int round, InverseSqrtWorkspace<Mem>& work)
       : m(m_), max_rot(round * m_), max_sweep(round * m_ / 4) {
     std::size_t const nm = std::size_t(nmat);
-    std::size_t const nd = pad(nm * m * m) + pad(nm * 2 * m) + 4 * pad(nm * max_rot);
-    std::size_t const ni = pad(nm * nfield) + 2 * (pad(nm) + pad(nm * 2 * max_sweep));
-    grow(space, work.doubles, nd, "kspecter::solve::inverse_sqrt::doubles");
-    grow(space, work.ints, ni, "kspecter::solve::inverse_sqrt::ints");
+    InverseSqrtWorkspaceSize const need = size(nmat, m_, round);
+    grow(space, work.doubles, need.doubles, "kspecter::solve::inverse_sqrt::doubles");
+    grow(space, work.ints, need.ints, "kspecter::solve::inverse_sqrt::ints");
     double* d = work.doubles.data();
     int* i = work.ints.data();
     zt = Mat(take(d, nm * m * m), nmat, m, m);

@@ -183,6 +183,16 @@ void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory
 }
 
 template <class ExecSpace>
+InverseSqrtWorkspaceSize inverse_sqrt_workspace_size(int nmat, int m) {
+  using Tune = Tuning<ExecSpace>;
+  if constexpr (Tune::eig_staged) {
+    if (nmat > 0 && m > 0 && detail::inverse_sqrt_staged_fits<ExecSpace>(m))
+      return detail::EigRounds<typename ExecSpace::memory_space>::size(nmat, m, Tune::eig_round);
+  }
+  return {};
+}
+
+template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                   double rel_clip) {
   InverseSqrtWorkspace<typename ExecSpace::memory_space> work;
