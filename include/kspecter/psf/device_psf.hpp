@@ -18,26 +18,19 @@ namespace kspecter::psf {
 namespace detail {
 
 /// spot_params(f, r, k) = params(rows[r], f, k), made on the device from the params already
-/// there: a second upload of the same numbers cost about 1 ms a frame on an H100.
-template <class ExecSpace, class V3>
-void gather_spot_params(ExecSpace const& space, V3 const& params, std::vector<int> const& rows,
+/// there: a second upload of the same numbers cost about 1 ms a frame on an H100. `rows` holds
+/// the row numbers as doubles (exact), uploaded with the tables (to_device).
+template <class ExecSpace, class V3, class Rows>
+void gather_spot_params(ExecSpace const& space, V3 const& params, Rows const& rows,
                         V3 const& spot_params) {
-  using mem = typename ExecSpace::memory_space;
-  auto const drows =
-      allocate<Kokkos::View<int*, mem>>(space, "kspecter::psf::spot_rows", rows.size());
-  Kokkos::deep_copy(
-      space, drows,
-      Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-          rows.data(), rows.size()));
   int const ns = int(spot_params.extent(1)), ncoef = int(spot_params.extent(2));
   long const n = long(spot_params.extent(0)) * ns * ncoef;
   Kokkos::parallel_for(
       "kspecter::psf::gather_spot_params",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(space, 0, n), KOKKOS_LAMBDA(long i) {
         int const k = int(i % ncoef), r = int(i / ncoef % ns), f = int(i / (long(ncoef) * ns));
-        spot_params(f, r, k) = params(drows(r), f, k);
+        spot_params(f, r, k) = params(int(rows(r)), f, k);
       });
-  space.fence();  // drows goes with this scope
 }
 
 }  // namespace detail
@@ -53,6 +46,9 @@ struct DevicePsf {
   /// j = 0..ghdegy inner), then TAILAMP, TAILCORE, TAILXSCA, TAILYSCA, TAILINDE when
   /// `tails` is true.
   Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace> spot_params;
+  /// The memory the tables above are views of (one allocation, to_device): they are valid
+  /// while a DevicePsf that holds it lives.
+  Kokkos::View<double*, MemorySpace> tables;
   int nfiber = 0;
   int hsizex = 0, hsizey = 0, ghdegx = 0, ghdegy = 0;
   double xwavemin = 0, xwavemax = 0;  // XTRACE range
@@ -99,36 +95,6 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   d.wavemax = psf.params[0].wavemax;
   d.tails = psf.has_tails();
 
-  // Uploads straight from host vectors in the View's order: a host mirror would be zeroed
-  // first by a parallel_for, which took several ms on a busy node's OpenMP pool
-  // (perf/gpu_runs.md, session 17).
-  using Host =
-      Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  auto upload = [&](auto const& v, std::vector<double> const& h) {
-    using Flat = Kokkos::View<double*, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    Kokkos::deep_copy(space, Flat(v.data(), v.span()), Host(h.data(), h.size()));
-  };
-  auto copy2 = [&](LegendreSet const& s, char const* label) {
-    auto v =
-        allocate<Kokkos::View<double**, Kokkos::LayoutRight, mem>>(space, label, s.nfiber, s.ncoef);
-    upload(v, s.coeff);  // [nfiber][ncoef], as the View
-    return v;
-  };
-  d.xtrace = copy2(psf.xtrace, "kspecter::psf::xtrace");
-  d.ytrace = copy2(psf.ytrace, "kspecter::psf::ytrace");
-
-  int const nparam = static_cast<int>(psf.params.size());
-  int const ncoef = psf.params[0].ncoef;
-  using V3 = Kokkos::View<double***, Kokkos::LayoutRight, mem>;
-  d.params = allocate<V3>(space, "kspecter::psf::params", nparam, psf.nfiber, ncoef);
-  std::vector<double> hp;
-  hp.reserve(d.params.span());
-  for (int p = 0; p < nparam; ++p)
-    hp.insert(hp.end(), psf.params[p].coeff.begin(),
-              psf.params[p].coeff.begin() + long(psf.nfiber) * ncoef);
-  upload(d.params, hp);
-  space.fence();  // before the host vector goes
-
   // Rows of spot_params, in the kernel's order.
   std::vector<int> rows;
   rows.push_back(psf.param_index("GHSIGX"));
@@ -139,9 +105,42 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
     for (char const* n : {"TAILAMP", "TAILCORE", "TAILXSCA", "TAILYSCA", "TAILINDE"})
       rows.push_back(psf.param_index(n));
   int const ns = static_cast<int>(rows.size());
-  d.spot_params = allocate<V3>(space, "kspecter::psf::spot_params", psf.nfiber, ns, ncoef);
-  detail::gather_spot_params(space, d.params, rows, d.spot_params);
-  space.fence();
+  int const nparam = static_cast<int>(psf.params.size());
+  int const ncoef = psf.params[0].ncoef;
+
+  // Every table in one allocation and one upload, straight from a host vector in the block's
+  // order: each device allocation costs ~70 us on an H100 whatever its size
+  // (perf/device/alloc_cost.cu), and a host mirror would be zeroed first by a parallel_for,
+  // which took several ms on a busy node's OpenMP pool (perf/gpu_runs.md, session 17).
+  // Block: xtrace, ytrace [nfiber][ncoef]; params [nparam][nfiber][ncoef]; the rows of
+  // spot_params (as doubles); spot_params [nfiber][ns][ncoef] (made on the device).
+  std::size_t const nx = psf.xtrace.coeff.size(), ny = psf.ytrace.coeff.size();
+  std::size_t const np = std::size_t(nparam) * psf.nfiber * ncoef;
+  std::size_t const nsp = std::size_t(psf.nfiber) * ns * ncoef;
+  std::vector<double> host;
+  host.reserve(nx + ny + np + rows.size());
+  host.insert(host.end(), psf.xtrace.coeff.begin(), psf.xtrace.coeff.end());
+  host.insert(host.end(), psf.ytrace.coeff.begin(), psf.ytrace.coeff.end());
+  for (int p = 0; p < nparam; ++p)
+    host.insert(host.end(), psf.params[p].coeff.begin(),
+                psf.params[p].coeff.begin() + long(psf.nfiber) * ncoef);
+  host.insert(host.end(), rows.begin(), rows.end());
+  d.tables = allocate<Kokkos::View<double*, mem>>(space, "kspecter::psf::tables",
+                                                  host.size() + nsp);
+  double* at = d.tables.data();
+  using V2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
+  using V3 = Kokkos::View<double***, Kokkos::LayoutRight, mem>;
+  d.xtrace = V2(at, psf.xtrace.nfiber, psf.xtrace.ncoef);
+  d.ytrace = V2(at + nx, psf.ytrace.nfiber, psf.ytrace.ncoef);
+  d.params = V3(at + nx + ny, nparam, psf.nfiber, ncoef);
+  Kokkos::View<double const*, mem> const drows(at + nx + ny + np, rows.size());
+  d.spot_params = V3(at + host.size(), psf.nfiber, ns, ncoef);
+  using Host =
+      Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::deep_copy(space, Kokkos::subview(d.tables, std::make_pair(std::size_t(0), host.size())),
+                    Host(host.data(), host.size()));
+  detail::gather_spot_params(space, d.params, drows, d.spot_params);
+  space.fence();  // before the host vector goes
   return d;
 }
 
