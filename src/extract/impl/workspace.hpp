@@ -129,10 +129,15 @@ class Workspace {
                outside(minw_all) + outside(info_all) + outside(cblk_all) + outside(q_all) +
                outside(ptab_all) + outside(rhs_band_all) + outside(half_width_all) +
                outside(core_slots_all) + outside(xr_all) + outside_outputs());
-    // A mirror takes its View's label, and a View cut from the arena has none.
-    ptab_host = arena_.holds(ptab_all.data())
-                    ? typename T::Table::HostMirror("kspecter::extract::patches_host", s.pmax)
-                    : Kokkos::create_mirror_view(ptab_all);
+    // On a GPU the table's host copy is a vector's memory, not a View of its own: Kokkos 3.4
+    // fills and destroys a View of structs with a parallel_for on the host's execution space,
+    // and waking the OpenMP pool for them took up to 6 ms a frame (docs/algorithm.md).
+    if (arena_.holds(ptab_all.data())) {
+      ptab_store_.resize(std::size_t(s.pmax));
+      ptab_host = typename T::Table::HostMirror(ptab_store_.data(), s.pmax);
+    } else {
+      ptab_host = Kokkos::create_mirror_view(ptab_all);  // ptab_all itself on a host
+    }
     advise_huge_pages(cblk_all);  // the band (or the dense blocks) and Q: written whole
     advise_huge_pages(q_all);
     zero_frame_arrays();
@@ -379,6 +384,7 @@ class Workspace {
 
   ExecSpace space_;
   Arena<mem> arena_ = Arena<mem>::off();  // its Views are unmanaged: no order to keep
+  std::vector<PatchEntry> ptab_store_;      // ptab_host's memory on a GPU
   FrameShape shape_;
   std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
 };
