@@ -54,9 +54,8 @@ class AllocTrace {
                 "label");
     for (Event const& e : events_) {
       if (!host && e.host) continue;
-      std::printf("%9.3f %8.3f %1s %12llu  %-28s %s\n", 1e3 * e.t, 1e3 * e.gap,
-                  e.alloc ? "+" : "-", static_cast<unsigned long long>(e.bytes), e.region.c_str(),
-                  e.label.c_str());
+      std::printf("%9.3f %8.3f %1s %12llu  %-28s %s\n", 1e3 * e.t, 1e3 * e.gap, e.alloc ? "+" : "-",
+                  static_cast<unsigned long long>(e.bytes), e.region.c_str(), e.label.c_str());
       Sum& s = sums[e.region + (e.alloc ? " +" : " -")];
       ++s.n;
       s.bytes += double(e.bytes);
@@ -86,8 +85,8 @@ class AllocTrace {
   void record(bool alloc, Kokkos::Tools::SpaceHandle h, char const* label, std::uint64_t size) {
     double const t = now();
     bool const host = std::string(h.name) == "Host";
-    events_.push_back({alloc, host, size, label ? label : "", regions_.empty() ? "" : regions_.back(),
-                       t - t0_, t - last_});
+    events_.push_back({alloc, host, size, label ? label : "",
+                       regions_.empty() ? "" : regions_.back(), t - t0_, t - last_});
     last_ = t;
   }
   static void on_alloc(Kokkos::Tools::SpaceHandle h, char const* label, void const*,

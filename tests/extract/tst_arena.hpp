@@ -22,8 +22,8 @@ struct Cuts {
   template <class A>
   void cut(A& arena) {
     TEST_EXECSPACE space;
-    a = arena.template take<D2>(space, "a", 3, 5);  // 120 bytes
-    b = arena.template take<I1>(space, "b", 7);     // 28 bytes
+    a = arena.template take<D2>(space, "a", 3, 5);   // 120 bytes
+    b = arena.template take<I1>(space, "b", 7);      // 28 bytes
     c = arena.template take<D2>(space, "c", 40, 9);  // 2880 bytes
   }
 };
@@ -37,7 +37,8 @@ TEST(TEST_CATEGORY, arena_cuts_views_apart_and_aligned_from_one_block) {
   EXPECT_EQ(m.c.extent(0), 40u);
   EXPECT_EQ(m.c.extent(1), 9u);
 
-  Arena<ArenaMem> arena = Arena<ArenaMem>::cut_from(space, "kspecter::test::arena", measure.bytes());
+  Arena<ArenaMem> arena =
+      Arena<ArenaMem>::cut_from(space, "kspecter::test::arena", measure.bytes());
   EXPECT_EQ(arena.bytes(), measure.bytes());
   Cuts v;
   v.cut(arena);

@@ -125,8 +125,8 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
     host.insert(host.end(), psf.params[p].coeff.begin(),
                 psf.params[p].coeff.begin() + long(psf.nfiber) * ncoef);
   host.insert(host.end(), rows.begin(), rows.end());
-  d.tables = allocate<Kokkos::View<double*, mem>>(space, "kspecter::psf::tables",
-                                                  host.size() + nsp);
+  d.tables =
+      allocate<Kokkos::View<double*, mem>>(space, "kspecter::psf::tables", host.size() + nsp);
   double* at = d.tables.data();
   using V2 = Kokkos::View<double**, Kokkos::LayoutRight, mem>;
   using V3 = Kokkos::View<double***, Kokkos::LayoutRight, mem>;

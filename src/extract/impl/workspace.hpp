@@ -384,7 +384,7 @@ class Workspace {
 
   ExecSpace space_;
   Arena<mem> arena_ = Arena<mem>::off();  // its Views are unmanaged: no order to keep
-  std::vector<PatchEntry> ptab_store_;      // ptab_host's memory on a GPU
+  std::vector<PatchEntry> ptab_store_;    // ptab_host's memory on a GPU
   FrameShape shape_;
   std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
 };
