@@ -106,11 +106,10 @@ void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspa
     bx1 = std::max(bx1, std::min(ptab(i).x1, s.npx));
   }
   bx1 = std::max(bx1, bx0);
-  ws.reserve_weights(bx0, bx1 - bx0);
+  ws.reserve_windows(bx0, bx1 - bx0, std::size_t(nrow_max) * std::size_t(ncol_max), nrow_max);
   Kokkos::parallel_for("kspecter::extract::sanitize_weights",
                        RangeL(fc.space, 0, long(s.npy) * (bx1 - bx0)),
                        SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, bx0, bx1 - bx0});
-  ws.reserve_pixels(std::size_t(nrow_max) * std::size_t(ncol_max), nrow_max);
 }
 
 }  // namespace kspecter::extract::detail

@@ -174,18 +174,44 @@ class Workspace {
                                                         std::size_t(2 * nbatch));
   }
 
-  /// Points the weights at CCD columns [x0, x0 + ncol), growing the buffer if needed; its
-  /// contents need not survive (each batch sanitizes its own strip).
-  void reserve_weights(int x0, int ncol) {
+  /// Points the weights at CCD columns [x0, x0 + ncol), and makes room for windows of `nrow`
+  /// rows x `npix / nrow` columns: the weight strip, the pixel buffers and the row ranges,
+  /// sized by the first batch's windows, and grown together (from one new block on a GPU, as
+  /// the rest of the workspace) when a batch needs more. Their contents need not survive:
+  /// each batch sanitizes its own strip and writes its own windows.
+  void reserve_windows(int x0, int ncol, std::size_t npix, int nrow) {
     weights_x0 = x0;
     weights_ncol = ncol;
-    if (weights.extent(1) >= std::size_t(ncol) && weights.extent(0) > 0) return;
-    meter.release(bytes_of(weights));
-    weights = Array2();
-    weights = allocate<Array2>(space_, "kspecter::extract::weights", shape_.npy,
-                               std::min(shape_.npx, with_headroom(ncol)));
+    int const pmax = shape_.pmax;
+    if (weights.extent(0) > 0 && weights.extent(1) >= std::size_t(ncol) &&
+        pix_all.extent(0) >= std::size_t(pmax) && pix_all.extent(1) >= npix &&
+        rr_all.extent(1) >= std::size_t(nrow))
+      return;
+    // Each at least as big as it was: a batch's strip and windows differ by a few columns.
+    int const wcol = std::max(int(weights.extent(1)), std::min(shape_.npx, with_headroom(ncol)));
+    std::size_t const pcol = std::max(pix_all.extent(1), with_headroom(npix));
+    std::size_t const rrow = std::max(rr_all.extent(1), std::size_t(with_headroom(nrow)));
+    meter.release(window_bytes_);
+    weights = Array2(), pix_all = typename T::Vec(), rr_all = typename T::Ranges();
+    windows_ = Arena<mem>::off();  // the old memory goes before the new comes
+    auto cut = [&](Arena<mem>& a) {
+      weights = a.template take<Array2>(space_, "kspecter::extract::weights", shape_.npy, wcol);
+      pix_all =
+          a.template take<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, pcol);
+      rr_all = a.template take<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
+                                                   pmax * shape_.nslots, rrow, 2);
+    };
+    if constexpr (!results_in_place) {
+      Arena<mem> measure = Arena<mem>::measure();
+      cut(measure);
+      windows_ = Arena<mem>::cut_from(space_, "kspecter::extract::windows", measure.bytes());
+    }
+    cut(windows_);
     advise_huge_pages(weights);  // written whole by the sanitizing kernel
-    meter.hold(bytes_of(weights));
+    advise_huge_pages(pix_all);
+    window_bytes_ = windows_.bytes() + outside_windows(weights) + outside_windows(pix_all) +
+                    outside_windows(rr_all);
+    meter.hold(window_bytes_);
   }
 
   /// The weights as the kernels index them (by CCD column).
@@ -229,25 +255,6 @@ class Workspace {
     meter.release(spot_bytes_);
     spot_bytes_ = outside(spots.values) + outside(spots.xc) + outside(spots.yc);
     meter.hold(spot_bytes_);
-  }
-
-  /// Grows the pixel buffers to hold windows of `nrow` rows x `npix / nrow` columns; their
-  /// contents need not survive.
-  void reserve_pixels(std::size_t npix, int nrow) {
-    int const pmax = shape_.pmax;
-    if (pix_all.extent(0) >= std::size_t(pmax) && pix_all.extent(1) >= npix &&
-        rr_all.extent(1) >= std::size_t(nrow))
-      return;
-    meter.release(pix_bytes_);
-    pix_all = typename T::Vec();
-    rr_all = typename T::Ranges();
-    pix_all = allocate<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax,
-                                        with_headroom(npix));
-    rr_all = allocate<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
-                                          pmax * shape_.nslots, with_headroom(nrow), 2);
-    advise_huge_pages(pix_all);
-    pix_bytes_ = bytes_of(pix_all) + bytes_of(rr_all);
-    meter.hold(pix_bytes_);
   }
 
   /// The first P patches' buffers, with this batch's spots: iCov as band matrices of
@@ -358,6 +365,12 @@ class Workspace {
     return arena_.holds(v.data()) ? 0 : bytes_of(v);
   }
 
+  // Bytes of `v` that the meter counts apart from the window block's.
+  template <class View>
+  std::size_t outside_windows(View const& v) const {
+    return windows_.holds(v.data()) ? 0 : bytes_of(v);
+  }
+
   void upload_grid(PatchPlan const& plan) {
     Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         plan.full_wave.data(), plan.full_wave.size());
@@ -383,10 +396,11 @@ class Workspace {
   }
 
   ExecSpace space_;
-  Arena<mem> arena_ = Arena<mem>::off();  // its Views are unmanaged: no order to keep
-  std::vector<PatchEntry> ptab_store_;    // ptab_host's memory on a GPU
+  Arena<mem> arena_ = Arena<mem>::off();    // its Views are unmanaged: no order to keep
+  Arena<mem> windows_ = Arena<mem>::off();  // the window-sized buffers (reserve_windows)
+  std::vector<PatchEntry> ptab_store_;      // ptab_host's memory on a GPU
   FrameShape shape_;
-  std::size_t spot_bytes_ = 0, pix_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
+  std::size_t spot_bytes_ = 0, window_bytes_ = 0, isqrt_bytes_ = 0, output_bytes_ = 0;
 };
 
 }  // namespace kspecter::extract::detail
