@@ -16,8 +16,9 @@ namespace kspecter::extract::detail {
 /// allocation on a GPU. Each View allocation costs a cudaMalloc and each free a cudaFree, about
 /// 70 us apiece on an H100 whatever the size (perf/device/alloc_cost.cu): a frame of ~30 Views
 /// paid 2.5 ms for them at the start and 2-3 ms at the end, where one block of the same 2 GB
-/// costs 0.14 and 0.8 ms (docs/algorithm.md, "Kept buffers"). The buffers are Views into the block
-/// (unmanaged: the Arena owns the memory, and outlives them in the Workspace that holds both).
+/// costs 0.14 and 0.8 ms (docs/algorithm.md, "One block a frame"). The buffers are unmanaged
+/// Views into the block: the Arena owns the memory, and its holder (the Workspace) uses them
+/// only while it holds the Arena too.
 ///
 /// Used in two passes over the same cuts: `measure()` adds up the sizes (its Views have no
 /// memory), `cut_from()` allocates that much and hands the same Views out of it. `off()` (host
