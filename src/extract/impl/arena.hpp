@@ -29,6 +29,20 @@ class Arena {
  public:
   static Arena off() { return Arena(Mode::off); }
   static Arena measure() { return Arena(Mode::measure); }
+  /// Runs `cut(arena)` (which takes every View) over a measuring Arena, then over a block of
+  /// the bytes it measured, labelled `label`, and returns that block; or, unless `one_block`,
+  /// once over an Arena that is off.
+  template <class ExecSpace, class Cut>
+  static Arena make(ExecSpace const& space, std::string const& label, bool one_block, Cut&& cut) {
+    Arena a = off();
+    if (one_block) {
+      Arena m = measure();
+      cut(m);
+      a = cut_from(space, label, m.bytes());
+    }
+    cut(a);
+    return a;
+  }
   /// A block of `bytes` (the measuring pass's bytes()) in `space`'s memory, labelled `label`;
   /// a failure to get it is a kspecter::OutOfMemory.
   template <class ExecSpace>
@@ -62,6 +76,11 @@ class Arena {
   bool holds(void const* p) const {
     auto const* c = static_cast<unsigned char const*>(p);
     return mode_ == Mode::cut && c >= base_ && c < base_ + size_;
+  }
+  /// The bytes of `v` that are not the block's (all of them unless it was cut from it).
+  template <class View>
+  std::size_t outside(View const& v) const {
+    return holds(v.data()) ? 0 : v.span() * sizeof(typename View::value_type);
   }
 
  private:

@@ -119,12 +119,9 @@ class Workspace {
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
             FrameResult& res)
       : side(space), space_(space), shape_(s) {
-    if constexpr (!results_in_place) {  // a GPU's: one block (arena.hpp)
-      Arena<mem> measure = Arena<mem>::measure();
-      cut(measure, plan, res, with_model);
-      arena_ = Arena<mem>::cut_from(space_, "kspecter::extract::workspace", measure.bytes());
-    }
-    cut(arena_, plan, res, with_model);
+    // On a GPU one block (arena.hpp); on a host each buffer on its own.
+    arena_ = Arena<mem>::make(space_, "kspecter::extract::workspace", !results_in_place,
+                              [&](Arena<mem>& a) { cut(a, plan, res, with_model); });
     meter.hold(arena_.bytes() + outside(failed) + outside(rhs_all) + outside(fw_all) +
                outside(minw_all) + outside(info_all) + outside(cblk_all) + outside(q_all) +
                outside(ptab_all) + outside(rhs_band_all) + outside(half_width_all) +
@@ -194,23 +191,18 @@ class Workspace {
     meter.release(window_bytes_);
     weights = Array2(), pix_all = typename T::Vec(), rr_all = typename T::Ranges();
     windows_ = Arena<mem>::off();  // the old memory goes before the new comes
-    auto cut = [&](Arena<mem>& a) {
-      weights = a.template take<Array2>(space_, "kspecter::extract::weights", shape_.npy, wcol);
-      pix_all =
-          a.template take<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax, pcol);
-      rr_all = a.template take<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
-                                                   pmax * shape_.nslots, rrow, 2);
-    };
-    if constexpr (!results_in_place) {
-      Arena<mem> measure = Arena<mem>::measure();
-      cut(measure);
-      windows_ = Arena<mem>::cut_from(space_, "kspecter::extract::windows", measure.bytes());
-    }
-    cut(windows_);
+    windows_ = Arena<mem>::make(
+        space_, "kspecter::extract::windows", !results_in_place, [&](Arena<mem>& a) {
+          weights = a.template take<Array2>(space_, "kspecter::extract::weights", shape_.npy, wcol);
+          pix_all = a.template take<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax,
+                                                     pcol);
+          rr_all = a.template take<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
+                                                       pmax * shape_.nslots, rrow, 2);
+        });
     advise_huge_pages(weights);  // written whole by the sanitizing kernel
     advise_huge_pages(pix_all);
-    window_bytes_ = windows_.bytes() + outside_windows(weights) + outside_windows(pix_all) +
-                    outside_windows(rr_all);
+    window_bytes_ = windows_.bytes() + windows_.outside(weights) + windows_.outside(pix_all) +
+                    windows_.outside(rr_all);
     meter.hold(window_bytes_);
   }
 
@@ -362,13 +354,7 @@ class Workspace {
   // Bytes of `v` that the meter counts apart from the arena's.
   template <class View>
   std::size_t outside(View const& v) const {
-    return arena_.holds(v.data()) ? 0 : bytes_of(v);
-  }
-
-  // Bytes of `v` that the meter counts apart from the window block's.
-  template <class View>
-  std::size_t outside_windows(View const& v) const {
-    return windows_.holds(v.data()) ? 0 : bytes_of(v);
+    return arena_.outside(v);
   }
 
   void upload_grid(PatchPlan const& plan) {
