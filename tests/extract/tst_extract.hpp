@@ -750,9 +750,29 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   EXPECT_EQ(std::memcmp(a.ivar.data(), d.ivar.data(), a.ivar.size() * sizeof(double)), 0);
 }
 
+// Two frames of one input that should agree to rounding: flux within 1e-9 sigma, ivar and
+// resolution to 1e-10 relative, the same masks.
+void expect_same_to_rounding(FrameResult const& a, FrameResult const& b) {
+  double pull = 0, divar = 0, dres = 0, rmax = 0, imax = 0;
+  for (std::size_t i = 0; i < a.flux.size(); ++i) {
+    double const s = std::sqrt(1 / a.ivar[i] + 1 / b.ivar[i]);
+    if (a.ivar[i] > 0) pull = std::max(pull, std::fabs(a.flux[i] - b.flux[i]) / s);
+    divar = std::max(divar, std::fabs(a.ivar[i] - b.ivar[i]));
+    imax = std::max(imax, std::fabs(b.ivar[i]));
+  }
+  for (std::size_t i = 0; i < a.resolution.size(); ++i) {
+    dres = std::max(dres, std::fabs(a.resolution[i] - b.resolution[i]));
+    rmax = std::max(rmax, std::fabs(b.resolution[i]));
+  }
+  EXPECT_GT(imax, 0);
+  EXPECT_LE(pull, 1e-9);
+  EXPECT_LE(divar / imax, 1e-10);
+  EXPECT_LE(dres / rmax, 1e-10);
+  EXPECT_EQ(a.mask, b.mask);
+}
+
 // The band solve (ExtractOptions::band_solve, the default) and the dense one give the same
-// frame to rounding: flux within 1e-9 sigma, ivar and resolution to 1e-10 relative, the
-// same masks.
+// frame to rounding.
 TEST(TEST_CATEGORY, extract_band_and_dense_solves_agree) {
   Toy t(30, 60);
   t.add_noise(23);
@@ -762,22 +782,25 @@ TEST(TEST_CATEGORY, extract_band_and_dense_solves_agree) {
   FrameResult const dense = run(t.psf, t.image, t.ivar, t.opt);
   EXPECT_EQ(band.stats.nbatch_band, band.stats.nbatch);
   EXPECT_EQ(dense.stats.nbatch_band, 0);
-  double pull = 0, divar = 0, dres = 0, rmax = 0, imax = 0;
-  for (std::size_t i = 0; i < band.flux.size(); ++i) {
-    double const s = std::sqrt(1 / band.ivar[i] + 1 / dense.ivar[i]);
-    if (band.ivar[i] > 0) pull = std::max(pull, std::fabs(band.flux[i] - dense.flux[i]) / s);
-    divar = std::max(divar, std::fabs(band.ivar[i] - dense.ivar[i]));
-    imax = std::max(imax, std::fabs(dense.ivar[i]));
-  }
-  for (std::size_t i = 0; i < band.resolution.size(); ++i) {
-    dres = std::max(dres, std::fabs(band.resolution[i] - dense.resolution[i]));
-    rmax = std::max(rmax, std::fabs(dense.resolution[i]));
-  }
-  EXPECT_GT(imax, 0);
-  EXPECT_LE(pull, 1e-9);
-  EXPECT_LE(divar / imax, 1e-10);
-  EXPECT_LE(dres / rmax, 1e-10);
-  EXPECT_EQ(band.mask, dense.mask);
+  expect_same_to_rounding(band, dense);
+}
+
+// On a GPU the inverse square root forms only the rows of Q that the decorrelation reads,
+// with Q 1 and Q f as two more rows (docs/algorithm.md §4); a frame that keeps a debug patch
+// takes Q whole. The two give the same frame to rounding. A host backend forms Q whole in
+// both.
+TEST(TEST_CATEGORY, extract_rows_of_q_match_q_whole) {
+  Toy t(30, 60);
+  t.add_noise(29);
+  FrameResult const rows = run(t.psf, t.image, t.ivar, t.opt);
+  t.hooks.debug_patch = 0;
+  FrameResult const whole = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
+  bool const host = Kokkos::SpaceAccessibility<TEST_EXECSPACE, Kokkos::HostSpace>::accessible;
+  int const block = rows.stats.block, ndiag = rows.ndiag;
+  EXPECT_EQ(whole.stats.q_rows, block);
+  // The core bins (nwavestep 50), ndiag on either side, and the two products.
+  EXPECT_EQ(rows.stats.q_rows, host ? block : 50 + 2 * ndiag + 2);
+  expect_same_to_rounding(rows, whole);
 }
 
 // ---------------------------------------------------------------------------------------

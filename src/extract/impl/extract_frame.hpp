@@ -52,6 +52,8 @@ void run_batches(FrameContext<ExecSpace> const& fc,
   ExtractHooks const& hooks = fc.hooks;
   Finished finished;  // how far the spectra are finished
   ws.reserve_counts(int(fc.plan.batches.size()));
+  QRows const rows = rows_of_q(fc);
+  res.stats.q_rows = rows.k > 0 ? rows.k + 2 : fc.shape.m;
   for (Batch const& batch : fc.plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
     plan_windows(fc, batch, ws);

@@ -4,7 +4,8 @@
 // clip x w_max, and Q = ztᵀ zt, zero where the iteration failed or a scaled entry is not
 // finite. Only the sums' order differs: Q's lower triangle is 8 x 8 tiles, each a sum of
 // m8n8k4 DMMAs in registers, over chunks of zt's rows staged in level-0 scratch; the upper
-// triangle is copied from the lower one, so Q is exactly symmetric.
+// triangle is copied from the lower one, so Q is exactly symmetric. With seeds (EigSeeds) the
+// product is of zt's first n columns only, n x n at stride m.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -31,6 +32,7 @@ struct EigFinishDmma {
 
   EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // Q, over the matrices' storage
+  int n;               // columns of zt formed (the seeds' rows), <= m
   double clip;
   int ld;  // the stage's row stride: >= 8 tiles, 8 mod 16 (a fragment in two wavefronts)
 
@@ -41,7 +43,7 @@ struct EigFinishDmma {
   KOKKOS_INLINE_FUNCTION static int scratch_doubles(int m) { return kChunk * stride(m) + m; }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& team) const {
-    int const b = team.league_rank(), m = r.m, tiles = (m + 7) / 8;
+    int const b = team.league_rank(), m = r.m, tiles = (n + 7) / 8;
     double* const A = &c(b, 0, 0);
     double const* const d = &r.vec(b, 0);
     // w_max as eig_finish finds it (a NaN after d[0] is passed over), by every thread.
@@ -74,11 +76,11 @@ struct EigFinishDmma {
       int nbad = 0;
       Kokkos::parallel_reduce(
           Kokkos::TeamThreadRange(team, kChunk * width),
-          [&](int t, int& n) {
+          [&](int t, int& nonfinite) {
             int const kk = t / width, j = t % width, k = k0 + kk;
-            double const v = k < m && j < m ? zt[k * m + j] * sc[k] : 0.0;
+            double const v = k < m && j < n ? zt[k * m + j] * sc[k] : 0.0;
             z[kk * ld + j] = v;
-            n += compat::isfinite(v) ? 0 : 1;
+            nonfinite += compat::isfinite(v) ? 0 : 1;
           },
           nbad);
       bad += nbad;
@@ -99,7 +101,7 @@ struct EigFinishDmma {
       KSPECTER_UNROLL
       for (int h = 0; h < 2; ++h) {
         int const j = 8 * cc + 2 * tig + h;
-        if (i < m && j < m && (a > cc || i >= j)) A[i * m + j] = A[j * m + i] = g[e][h];
+        if (i < n && j < n && (a > cc || i >= j)) A[i * m + j] = A[j * m + i] = g[e][h];
       }
     });
   }
@@ -109,11 +111,11 @@ struct EigFinishDmma {
   }
 };
 
-/// Runs the DMMA finish when blocks of m fit it (teams of W warps, at least TeamsPerSm of them
-/// an SM: the launch bound) and returns whether it ran.
+/// Runs the DMMA finish of zt's first n columns when blocks of m fit it (teams of W warps, at
+/// least TeamsPerSm of them an SM: the launch bound) and returns whether it ran.
 template <int W, int TeamsPerSm, class ExecSpace>
 bool eig_finish_dmma(ExecSpace const& space, EigRounds<typename ExecSpace::memory_space> const& r,
-                     MatrixBatch<typename ExecSpace::memory_space> c, double clip) {
+                     MatrixBatch<typename ExecSpace::memory_space> c, int n, double clip) {
   using F = EigFinishDmma<ExecSpace, W, TeamsPerSm>;
   int const m = r.m, nmat = int(c.extent(0));
   if (!F::fits(m)) return false;
@@ -122,7 +124,7 @@ bool eig_finish_dmma(ExecSpace const& space, EigRounds<typename ExecSpace::memor
   typename F::Policy const policy =
       typename F::Policy(space, nmat, 32 * W).set_scratch_size(0, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt::finish", policy,
-                       F{r, c, clip, F::stride(m)});
+                       F{r, c, n, clip, F::stride(m)});
   return true;
 }
 

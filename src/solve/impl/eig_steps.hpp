@@ -282,11 +282,13 @@ KOKKOS_INLINE_FUNCTION void eig_prepare(Member const& team, double* A, int m, do
   team_form_zt<Tune>(team, A, m, tau, zt);
 }
 
-/// A = ztᵀ diag(max(d, clip d_max)^-1/2) zt once the QL iteration converged (`ok`), else 0.
+/// A = ztᵀ diag(max(d, clip d_max)^-1/2) zt once the QL iteration converged (`ok`), else 0:
+/// zt is m x m (stride m), of which the first n <= m columns are formed (the seeds' rows,
+/// EigSeeds); A gets the n x n product at stride m.
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work, double* A, int m,
-                                       double const* d, double* zt, bool ok, double clip, int gtr,
-                                       int gtn) {
+                                       int n, double const* d, double* zt, bool ok, double clip,
+                                       int gtr, int gtn) {
   double wmax = 0.0;
   Kokkos::single(
       Kokkos::PerTeam(team),
@@ -307,7 +309,7 @@ KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work,
           double const sc = 1.0 / compat::sqrt(compat::sqrt(w));
           double* zi = zt + i * m;
           int local = 0;
-          for (int j = 0; j < m; ++j) {
+          for (int j = 0; j < n; ++j) {
             zi[j] *= sc;
             local += compat::isfinite(zi[j]) ? 0 : 1;
           }
@@ -319,13 +321,13 @@ KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work,
     // Q is symmetric: its lower triangle, then the upper one copied from it. Element (j, i)
     // is the same products as (i, j) summed in the same order, so the copy is what a full
     // product would store, for half the work.
-    GemmArgs const g = gemm(m, m, m, 1.0, Operand{zt, 1, m}, Operand{zt, 1, m}, 0.0, A, m,
+    GemmArgs const g = gemm(n, n, m, 1.0, Operand{zt, 1, m}, Operand{zt, 1, m}, 0.0, A, m,
                             unsigned(kStoreLower), gtr, gtn);
     team_gemm<Tune>(team, work, g);
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m), [&](int e) {
-      int const i = e / m, j = e % m;
-      if (j > i) A[e] = A[j * m + i];
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * n), [&](int e) {
+      int const i = e / n, j = e % n;
+      if (j > i) A[i * m + j] = A[j * m + i];
     });
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m), [&](int i) {

@@ -251,16 +251,34 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
   update_column<column_batch>(x, stride, r, [&](int i, double xi) { return xi - h * v[i]; });
 }
 
-/// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
-/// starts as e_c and takes the reflectors on the right, two at a time (reflect_row_pair).
+/// The rows of Z that the rotations carry (docs/algorithm.md, "Only the rows it reads"): row c
+/// starts as e_{lo + c} for c < k, and with `y` two more rows follow, all ones and y_b. Each
+/// row is rotated on its own, so the finish's products of these rows are Q's rows
+/// [lo, lo + k) restricted to those columns, Q·1 and Q y_b. Q whole: lo = 0, k = m, no y.
+template <class Mem>
+struct EigSeeds {
+  int lo = 0, k = 0;
+  VectorBatch<Mem> y;  // [nmat][m], or empty
+
+  KOKKOS_INLINE_FUNCTION int rows() const { return y.extent(0) > 0 ? k + 2 : k; }
+  /// Entry i of matrix b's starting row c.
+  KOKKOS_INLINE_FUNCTION double operator()(int b, int c, int i) const {
+    if (c < k) return i == lo + c ? 1.0 : 0.0;
+    return c == k ? 1.0 : y(b, i);
+  }
+};
+
+/// The rows [c0, c0 + w) of Z = S H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
+/// starts as seed(c, ·) (S's row c: e_c for Q whole, EigSeeds) and takes the reflectors on the
+/// right, two at a time (reflect_row_pair).
 /// `refl`: tau (m), v_0, v_1, ... column-packed, then v_k·v_{k+1} (eig_prepare_packed). Each
 /// pair is staged by the team into `buf` (2 m doubles), from registers loaded while the pair
 /// before applied; two barriers a pair.
-template <class Member>
+template <class Member, class Seed>
 KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, int m, int c0,
-                                         double const* refl, double* buf) {
+                                         double const* refl, double* buf, Seed const& seed) {
   int const ts = team.team_size();
-  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = at.i == c0 + at.c ? 1.0 : 0.0;
+  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = seed(c0 + at.c, at.i);
   if (m < 3) return;
   int const nrefl = m - 2;
   auto const v = [&](int k) { return refl + m + reflector_offset(k, m); };
@@ -297,8 +315,8 @@ KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, i
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
                                              EigRecord<Mem> const& rec, double const* refl,
-                                             bool form, int b, int c0, int w, double* x,
-                                             double* rot) {
+                                             EigSeeds<Mem> const& seeds, bool form, int b, int c0,
+                                             int w, double* x, double* rot) {
   int const m = r.m, nsweep = form ? 0 : rec.nsweep(b);
   double* const zt = &r.zt(b, 0, 0);
   double const* const cs = &rec.cs(b, 0);
@@ -306,7 +324,8 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
   int const* const sw = &rec.sweeps(b, 0);
   auto const length = [&](int k) { return k < nsweep ? sw[2 * k + 1] - sw[2 * k] + 1 : 0; };
   if (form) {
-    form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
+    auto const seed = [&](int c, int i) { return seeds(b, c, i); };
+    form_z_slice(team, x, w, m, c0, refl, rot, seed);  // rot is free until the sweeps
   } else {
     load_slice<column_batch>(team, m * w, w, x, [&](int i, int c) { return zt[i * m + c0 + c]; });
   }
@@ -348,8 +367,9 @@ struct EigRound {
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
-  int nmat, per;       // matrices, and matrices a chain team
-  int groups, width;   // slices a matrix, rows a slice
+  EigSeeds<Mem> seeds;
+  int nmat, per;      // matrices, and matrices a chain team
+  int groups, width;  // slices a matrix (of the seeds' rows), rows a slice
   int chain_teams = 0, rot_teams = 0;
   EigRecord<Mem> chain_rec, rot_rec;
   bool form = false;
@@ -362,9 +382,9 @@ struct EigRound {
     }
     int const b = (t - chain_teams) / groups, g = (t - chain_teams) % groups;
     if (!form && rot_rec.nsweep(b) == 0) return;
-    int const c0 = g * width, w = r.m - c0 < width ? r.m - c0 : width;
+    int const n = seeds.rows(), c0 = g * width, w = n - c0 < width ? n - c0 : width;
     Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
-    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), form, b, c0, w, x.data(),
+    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), seeds, form, b, c0, w, x.data(),
                      x.data() + r.m * width);
   }
 
@@ -406,12 +426,15 @@ bool inverse_sqrt_staged_fits(int m) {
   return eig_prepare_doubles(m, ts) <= l0_doubles && 2 * m + 1 <= l0_doubles;
 }
 
-/// Precondition: inverse_sqrt_staged_fits<ExecSpace>(m) (inverse_sqrt_impl takes the fused
-/// kernel otherwise); a call without it is a programming error, reported as such.
+/// Q = c^-1/2 over c, or with `seeds` only the products of the rows they start
+/// (inverse_sqrt_rows, n = seeds.rows() rows and columns of c). Precondition:
+/// inverse_sqrt_staged_fits<ExecSpace>(m) (inverse_sqrt_impl takes the fused kernel
+/// otherwise); a call without it is a programming error, reported as such.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                          double rel_clip,
-                         InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
+                         InverseSqrtWorkspace<typename ExecSpace::memory_space>& work,
+                         EigSeeds<typename ExecSpace::memory_space> seeds = {}) {
   using Mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
@@ -422,6 +445,8 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     throw std::logic_error("solve::inverse_sqrt_staged: called with blocks of " +
                            std::to_string(m) + ", too wide for its team scratch");
   EigRounds<Mem> const r(space, nmat, m, Tune::eig_round, work);
+  if (seeds.k == 0) seeds = EigSeeds<Mem>{0, m, {}};
+  int const n = seeds.rows();
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
@@ -438,13 +463,13 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   // The rounds: a chain team's (d, e) fit the scratch of a slice of Z (about
   // eig_apply_cols rows, as even as m allows), so that the chains take no room from the
   // rotations' teams.
-  int const groups = (m + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
-  int const width = (m + groups - 1) / groups;
+  int const groups = (n + Tune::eig_apply_cols - 1) / Tune::eig_apply_cols;
+  int const width = (n + groups - 1) / groups;
   int const slice = m * width + 2 * m;
   int const fit = slice / (2 * m + 1) > 1 ? slice / (2 * m + 1) : 1;
   int const per = std::min({Tune::eig_chain_team, Tune::eig_apply_cols, fit});
   int const chain_league = (nmat + per - 1) / per;
-  EigRound<ExecSpace, Tune::coalesce> round{r, c, nmat, per, groups, width};
+  EigRound<ExecSpace, Tune::coalesce> round{r, c, seeds, nmat, per, groups, width};
   int const bytes = int(Scratch::shmem_size(std::max(slice, per * (2 * m + 1))));
   auto const launch = [&](int into, int by) {
     round.set(into, by, chain_league);
@@ -465,11 +490,11 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   }
 
   if constexpr (Tune::eig_finish_dmma)
-    if (eig_finish_dmma<Tune::eig_finish_warps, Tune::eig_finish_teams_per_sm>(space, r, c,
+    if (eig_finish_dmma<Tune::eig_finish_warps, Tune::eig_finish_teams_per_sm>(space, r, c, n,
                                                                                rel_clip))
       return;
   // finish: Q, its GEMM staged through level 0.
-  int const gtr = tile_for<Tune>(m), gtn = tile_for<Tune>(m);
+  int const gtr = tile_for<Tune>(n), gtn = tile_for<Tune>(n);
   int const stage = stage_doubles<Policy, Tune>(0, "solve::inverse_sqrt");
   int const l1 = Tune::max_tile * Tune::max_tile;
   double const clip = rel_clip;
@@ -481,7 +506,8 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     Scratch s1(team.team_scratch(1), l1);
     GemmWork const work{s0.data(), stage, s1.data()};
     bool const ok = r.state(b, EigRounds<Mem>::status_field) == 1;
-    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, &r.vec(b, 0), &r.zt(b, 0, 0), ok, rel, tr, tn);
+    eig_finish<Tune>(team, work, &c(b, 0, 0), r.m, n, &r.vec(b, 0), &r.zt(b, 0, 0), ok, rel, tr,
+                     tn);
   };
   Kokkos::parallel_for(
       "kspecter::solve::inverse_sqrt::finish",
