@@ -83,7 +83,7 @@ struct Decorrelate {
 
   static int scratch_bytes(int m) { return static_cast<int>(Scratch::shmem_size(m)); }
 
-  // Q(r, c) for rows and columns that inverse_sqrt_rows keeps.
+  // Q(r, c): Q whole (lo = 0), or the rows and columns that inverse_sqrt_rows keeps.
   KOKKOS_INLINE_FUNCTION double at(int b, int r, int c) const {
     return q(b, r - rows.lo, c - rows.lo);
   }
@@ -140,7 +140,7 @@ struct Decorrelate {
           v = (k == ndiag) ? 1.0 : 0.0;  // identity resolution for a failed patch
         } else if (r >= 0 && r < m) {
           double const sr = s(r);
-          if (sr > 0 && compat::isfinite(sr)) v = (whole ? q(b, r, j) : at(b, r, j)) / sr;
+          if (sr > 0 && compat::isfinite(sr)) v = at(b, r, j) / sr;
         }
         rdiag(spec, k, wout) = compat::isfinite(v) ? v : 0.0;
       });
