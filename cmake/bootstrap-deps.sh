@@ -60,7 +60,7 @@ sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # ---------------------------------------------------------------- Debian packages
 packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev liberfa-dev
           libhdf5-openmpi-dev libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev
-          zlib1g-dev
+          zlib1g-dev libisal-dev
           # the Python package (python/, KSPECTER_ENABLE_PYTHON) and its tests; pip install .
           # with setuptools (no build isolation); astropy reads FITS independently in the tests
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-mpi4py

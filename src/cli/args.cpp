@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include <kspecter/io/gzip_settings.hpp>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -204,6 +206,13 @@ void add_common_options(ArgParser& p) {
   p.option("threads", 0, "N", "host threads per rank (OpenMP)", "");
   p.option("device", 0, "ID", "GPU ordinal (default: node-local rank modulo GPUs)", "");
   p.option("log-level", 0, "LEVEL", "quiet, info or debug", "info");
+  p.option("gzip-level", 0, "N",
+           "igzip level of the .gz files written: 0 (fastest) to 3 (smallest)",
+           std::to_string(io::GzipSettings{}.level));
+  p.option("io-threads", 0, "N",
+           "threads for gzip (inflating inputs ahead, deflating outputs); 0: the CPUs this rank "
+           "may use, shared with the node's other ranks when they are not bound",
+           "0");
   p.pass_kokkos_flags();
 }
 

@@ -7,6 +7,7 @@
 #include "gpu_fallback.hpp"
 
 #include <kspecter/core/log.hpp>
+#include <kspecter/io/gzip_settings.hpp>
 #include <kspecter/parallel/environment.hpp>
 
 #include <functional>
@@ -33,6 +34,10 @@ struct Session {
                              args.get("threads"));
     }
     if (args.has("device")) opt.device_id = args.get_int("device");
+    io::GzipSettings gz;
+    gz.level = args.get_int("gzip-level");
+    gz.threads = args.get_int("io-threads");
+    io::set_gzip_settings(gz);
     opt.kokkos_args = args.kokkos_args();
     // desi_extract_spectra's -v: debug, unless --log-level says otherwise.
     bool const verbose =
@@ -43,6 +48,10 @@ struct Session {
                           level == LogLevel::quiet);
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
+    if (gz.threads == 0) {
+      gz.threads = parallel::cpus_per_rank(env->local_size());
+      io::set_gzip_settings(gz);
+    }
   }
   std::unique_ptr<parallel::Environment> env;
   Logger log;

@@ -1,50 +1,150 @@
 #include "gzip_file.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/huge_pages.hpp>
+#include <kspecter/core/log.hpp>
+#include <kspecter/io/gzip_settings.hpp>
 
+#include <fcntl.h>
+#include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <memory>
+#include <mutex>
+#include <new>
+#include <thread>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 namespace kspecter::io {
 
+// ------------------------------------------------------------------ settings
+
 namespace {
+std::mutex settings_mutex;
+GzipSettings current_settings;
+}  // namespace
 
-struct GzCloser {
-  void operator()(gzFile_s* f) const { gzclose(f); }
-};
-using GzPtr = std::unique_ptr<gzFile_s, GzCloser>;
-
-// zlib's message for the last error on `f`, or errno's for an error of the file itself.
-std::string gz_reason(gzFile f) {
-  int code = 0;
-  char const* msg = gzerror(f, &code);
-  if (code == Z_ERRNO) return std::strerror(errno);
-  return msg && *msg ? msg : "zlib error " + std::to_string(code);
+void set_gzip_settings(GzipSettings const& s) {
+  if (s.level < gzip_min_level || s.level > gzip_max_level)
+    throw ParameterError("gzip level must be " + std::to_string(gzip_min_level) + " to " +
+                         std::to_string(gzip_max_level) + " (ISA-L's levels), not " +
+                         std::to_string(s.level));
+  if (s.threads < 0)
+    throw ParameterError("gzip threads must be 0 (every CPU) or more, not " +
+                         std::to_string(s.threads));
+  std::lock_guard<std::mutex> lock(settings_mutex);
+  current_settings = s;
 }
 
-// The size gzip's trailer gives (ISIZE: the uncompressed size of the last member modulo 2^32),
-// as a first guess of the buffer to reserve. A corrupt trailer may claim up to 4 GiB: the
-// guess is capped at what deflate can make of the file's bytes (at most 1032 to 1), so a
-// small bad file cannot reserve gigabytes (the fuzz smoke test found one that did).
-std::size_t size_hint(std::string const& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in || in.tellg() < 18) return 0;
-  auto const compressed = static_cast<std::size_t>(in.tellg());
-  in.seekg(-4, std::ios::end);
-  unsigned char b[4] = {0, 0, 0, 0};
-  in.read(reinterpret_cast<char*>(b), 4);
+GzipSettings gzip_settings() {
+  std::lock_guard<std::mutex> lock(settings_mutex);
+  return current_settings;
+}
+
+int gzip_threads() {
+  int n = gzip_settings().threads;
+  if (n > 0) return n;
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+#endif
+  if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, n);
+}
+
+// ------------------------------------------------------------------ reading
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The whole file. Its buffer, like the inflated bytes', gets the huge-page hint: first-touch
+// faults on 4 KiB pages cost twice the inflation itself (perf/bench_gzip).
+std::vector<unsigned char> slurp(std::string const& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0)
+    throw InputError(path, "", std::string("cannot read its size: ") + std::strerror(errno));
+  auto const size = static_cast<std::size_t>(st.st_size);
+  std::vector<unsigned char> buf;
+  try {
+    reserve_huge(buf, size);
+    buf.resize(size);
+  } catch (std::bad_alloc const&) {
+    throw InputError(path, "", "cannot hold its " + std::to_string(size) + " bytes in memory");
+  }
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t const got = ::read(f.fd, buf.data() + done, size - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
+    if (got == 0) break;  // shrank while read: what is there is inflated, and found short
+    done += std::size_t(got);
+  }
+  buf.resize(done);
+  return buf;
+}
+
+std::string inflate_reason(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: return "an invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "an invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "an invalid back-reference distance";
+    case ISAL_INVALID_WRAPPER: return "an invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "a compression method other than deflate";
+    case ISAL_INCORRECT_CHECKSUM:
+      return "a trailer whose CRC-32 or length (ISIZE) does not match the data";
+    default: return "ISA-L inflate error " + std::to_string(rc);
+  }
+}
+
+// The first output size to try: gzip's trailer (ISIZE, the last member's size modulo 2^32),
+// capped at what deflate can make of the file's bytes (at most 1032 to 1), so that a small
+// corrupt file cannot reserve gigabytes (the fuzz smoke test found one that did).
+std::size_t size_hint(unsigned char const* data, std::size_t size) {
+  if (size < 18) return 1 << 16;
+  unsigned char const* b = data + size - 4;
   std::size_t const isize = std::size_t(b[0]) | std::size_t(b[1]) << 8 | std::size_t(b[2]) << 16 |
                             std::size_t(b[3]) << 24;
   constexpr std::size_t max_deflate_ratio = 1032;
-  return std::min(isize, compressed * max_deflate_ratio);
+  return std::max<std::size_t>(std::min(isize, size * max_deflate_ratio), 1 << 16);
+}
+
+bool all_zero(unsigned char const* p, std::size_t n) {
+  return std::all_of(p, p + n, [](unsigned char c) { return c == 0; });
+}
+
+// Grows `out` (a gzip bomb's growth ends here, with the file named).
+void grow(std::vector<char>& out, std::string const& path) {
+  std::size_t const want = out.size() + std::max<std::size_t>(out.size(), 1 << 20);
+  try {
+    std::vector<char> bigger;
+    reserve_huge(bigger, want);
+    bigger.resize(want);
+    std::copy(out.begin(), out.end(), bigger.begin());
+    out.swap(bigger);
+  } catch (std::bad_alloc const&) {
+    throw InputError(path, "",
+                     "inflates to more than " + std::to_string(out.size()) +
+                         " bytes, more than this process can hold in memory (a gzip bomb?)");
+  }
 }
 
 }  // namespace
@@ -55,50 +155,236 @@ bool is_gzip_file(std::string const& path) {
   return in.read(reinterpret_cast<char*>(b), 2) && b[0] == 0x1f && b[1] == 0x8b;
 }
 
-std::vector<char> read_gzip(std::string const& path) {
-  GzPtr f(gzopen(path.c_str(), "rb"));
-  if (!f) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  gzbuffer(f.get(), 1 << 20);
+std::vector<char> inflate_gzip(std::string const& path, unsigned char const* data,
+                               std::size_t size) {
   std::vector<char> out;
-  out.reserve(size_hint(path));
-  constexpr std::size_t chunk = std::size_t(1) << 24;
-  for (;;) {
-    std::size_t const at = out.size();
-    out.resize(at + chunk);
-    int const n = gzread(f.get(), out.data() + at, static_cast<unsigned>(chunk));
-    if (n < 0) {
-      throw InputError(path, "",
-                       "corrupt gzip stream after " + std::to_string(at) +
-                           " decompressed bytes: " + gz_reason(f.get()));
-    }
-    out.resize(at + std::size_t(n));
-    if (std::size_t(n) < chunk) break;
+  try {
+    std::size_t const hint = size_hint(data, size);
+    reserve_huge(out, hint);
+    out.resize(hint);
+  } catch (std::bad_alloc const&) {
+    throw InputError(path, "", "cannot hold its inflated bytes in memory");
   }
-  // gzread stops quietly at a stream cut short; gzerror then says so.
-  int code = Z_OK;
-  gzerror(f.get(), &code);
-  if (code != Z_OK)
-    throw InputError(path, "",
-                     "truncated or corrupt gzip stream after " + std::to_string(out.size()) +
-                         " decompressed bytes: " + gz_reason(f.get()));
+  // ISA-L counts in 32 bits: input and output are handed over at most 1 GiB at a time.
+  constexpr std::size_t step = std::size_t(1) << 30;
+  unsigned char const* const end = data + size;
+  auto state = std::make_unique<inflate_state>();
+  isal_inflate_init(state.get());
+  state->crc_flag = ISAL_GZIP;
+  state->next_in = const_cast<unsigned char*>(data);
+  state->avail_in = static_cast<std::uint32_t>(std::min(size, step));
+  std::size_t produced = 0;
+  int members = 0;
+  for (;;) {
+    if (produced == out.size()) grow(out, path);
+    auto* const at = reinterpret_cast<unsigned char*>(out.data()) + produced;
+    state->next_out = at;
+    state->avail_out = static_cast<std::uint32_t>(std::min(out.size() - produced, step));
+    int const rc = isal_inflate(state.get());
+    produced += std::size_t(state->next_out - at);
+    if (rc < 0)
+      throw InputError(path, "",
+                       "corrupt gzip stream after " + std::to_string(produced) +
+                           " decompressed bytes: " + inflate_reason(rc));
+    unsigned char const* const next = state->next_in;
+    std::size_t const unfed = std::size_t(end - next) - state->avail_in;
+    if (state->block_state == ISAL_BLOCK_FINISH) {
+      ++members;
+      std::size_t const rest = std::size_t(end - next);
+      if (rest == 0) break;
+      if (rest >= 2 && next[0] == 0x1f && next[1] == 0x8b) {  // another member follows
+        isal_inflate_reset(state.get());
+        state->crc_flag = ISAL_GZIP;
+        state->next_in = const_cast<unsigned char*>(next);
+        state->avail_in = static_cast<std::uint32_t>(std::min(rest, step));
+        continue;
+      }
+      if (!all_zero(next, rest))
+        warn(path + ": " + std::to_string(rest) + " bytes of trailing garbage after gzip member " +
+             std::to_string(members) + " ignored, as gzip ignores them");
+      break;
+    }
+    if (state->avail_in == 0 && unfed > 0) {
+      state->avail_in = static_cast<std::uint32_t>(std::min(unfed, step));
+    } else if (state->avail_in == 0 && state->avail_out > 0) {
+      throw InputError(path, "",
+                       "truncated gzip stream: it ends after " + std::to_string(produced) +
+                           " decompressed bytes, before its last member's end");
+    }
+  }
+  out.resize(produced);  // not shrunk to fit: that would copy it
+  return out;
+}
+
+std::vector<char> read_gzip(std::string const& path) {
+  auto const bytes = slurp(path);
+  return inflate_gzip(path, bytes.data(), bytes.size());
+}
+
+// ------------------------------------------------------------------ writing
+
+namespace {
+
+// A piece of the data, deflated alone: the same bytes whatever the thread count. 2 MiB keeps
+// the sync flushes' 5 bytes and the lost back-references at a piece's start negligible
+// (perf/bench_gzip) and still gives a frame ~30 pieces to share between threads.
+constexpr std::size_t piece_bytes = std::size_t(2) << 20;
+// Room for a deflated piece: deflate's worst case (static codes of 9 bits a byte) and a block
+// header or two. A piece that would need more gets a buffer of its own.
+constexpr std::size_t slot_bytes = piece_bytes + piece_bytes / 8 + 4096;
+
+std::uint32_t level_buffer_size(int level) {
+  switch (level) {
+    case 1: return ISAL_DEF_LVL1_DEFAULT;
+    case 2: return ISAL_DEF_LVL2_DEFAULT;
+    case 3: return ISAL_DEF_LVL3_DEFAULT;
+    default: return 0;
+  }
+}
+
+// One thread's deflater, reused from piece to piece.
+class PieceDeflater {
+ public:
+  explicit PieceDeflater(int level) : level_(level), level_buf_(level_buffer_size(level)) {}
+
+  // Raw deflate of `n` bytes into `out`: a piece that is not the last ends with a sync flush
+  // (byte-aligned, not final), so that the next piece's blocks follow it in one stream; the
+  // last one ends the stream. Returns the bytes written, or 0 when `room` was too small.
+  std::size_t run(unsigned char const* data, std::size_t n, bool last, unsigned char* out,
+                  std::size_t room) {
+    isal_deflate_init(&s_);
+    s_.level = static_cast<std::uint32_t>(level_);
+    s_.level_buf = level_buf_.empty() ? nullptr : level_buf_.data();
+    s_.level_buf_size = static_cast<std::uint32_t>(level_buf_.size());
+    s_.gzip_flag = IGZIP_DEFLATE;
+    s_.flush = last ? NO_FLUSH : SYNC_FLUSH;
+    s_.end_of_stream = last ? 1 : 0;
+    s_.next_in = const_cast<unsigned char*>(data);
+    s_.avail_in = static_cast<std::uint32_t>(n);
+    s_.next_out = out;
+    s_.avail_out = static_cast<std::uint32_t>(room);
+    int const rc = isal_deflate(&s_);
+    if (rc != COMP_OK) throw Error("cannot deflate: ISA-L deflate error " + std::to_string(rc));
+    bool const finished = last ? s_.internal_state.state == ZSTATE_END
+                               : s_.avail_in == 0 && s_.internal_state.state == ZSTATE_NEW_HDR;
+    return finished ? std::size_t(s_.next_out - out) : 0;
+  }
+
+ private:
+  int level_;
+  std::vector<unsigned char> level_buf_;
+  isal_zstream s_{};
+};
+
+// The data deflated piece by piece into one buffer of slots (huge pages, no copy).
+struct Deflated {
+  std::unique_ptr<unsigned char[]> slots;          // not zero-filled: every byte used is written
+  std::vector<std::size_t> sizes;                  // bytes used in each slot
+  std::vector<std::vector<unsigned char>> spills;  // the rare piece larger than its slot
+  std::uint32_t crc = 0;
+  unsigned char const* piece(std::size_t i) const {
+    return spills[i].empty() ? slots.get() + i * slot_bytes : spills[i].data();
+  }
+};
+
+Deflated deflate_pieces(unsigned char const* bytes, std::size_t size) {
+  std::size_t const npieces = std::max<std::size_t>(1, (size + piece_bytes - 1) / piece_bytes);
+  auto piece_size = [&](std::size_t i) {
+    return std::min(piece_bytes, size - std::min(size, i * piece_bytes));
+  };
+  Deflated d;
+  d.slots.reset(new unsigned char[npieces * slot_bytes]);
+  detail::advise_huge_pages(d.slots.get(), npieces * slot_bytes);
+  d.sizes.assign(npieces, 0);
+  d.spills.resize(npieces);
+  std::vector<std::uint32_t> crcs(npieces);
+  int const level = gzip_settings().level;
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      PieceDeflater deflater(level);
+      for (std::size_t i; (i = next.fetch_add(1)) < npieces;) {
+        unsigned char const* in = bytes + i * piece_bytes;
+        std::size_t const n = piece_size(i);
+        bool const last = i + 1 == npieces;
+        crcs[i] = crc32_gzip_refl(0, in, n);
+        d.sizes[i] = deflater.run(in, n, last, d.slots.get() + i * slot_bytes, slot_bytes);
+        for (std::size_t room = 2 * slot_bytes; d.sizes[i] == 0; room *= 2) {
+          d.spills[i].resize(room);
+          d.sizes[i] = deflater.run(in, n, last, d.spills[i].data(), room);
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      next = npieces;
+    }
+  };
+  std::size_t const nthreads = std::min<std::size_t>(std::size_t(gzip_threads()), npieces);
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < nthreads; ++t) helpers.emplace_back(work);
+  work();
+  for (auto& t : helpers) t.join();
+  if (error) std::rethrow_exception(error);
+  for (std::size_t i = 0; i < npieces; ++i)
+    d.crc = static_cast<std::uint32_t>(
+        crc32_combine(d.crc, crcs[i], static_cast<z_off_t>(piece_size(i))));
+  return d;
+}
+
+// gzip's header (RFC 1952): deflate, no flags, no time, no extra flags, Unix.
+constexpr unsigned char gzip_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+
+std::array<unsigned char, 8> gzip_trailer(std::uint32_t crc, std::size_t size) {
+  std::array<unsigned char, 8> t{};
+  auto const isize = static_cast<std::uint32_t>(size);  // the size modulo 2^32
+  for (int i = 0; i < 4; ++i) {
+    t[std::size_t(i)] = static_cast<unsigned char>(crc >> (8 * i));
+    t[std::size_t(4 + i)] = static_cast<unsigned char>(isize >> (8 * i));
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<unsigned char> deflate_gzip(void const* data, std::size_t size) {
+  Deflated const d = deflate_pieces(static_cast<unsigned char const*>(data), size);
+  std::size_t total = sizeof gzip_header + 8;
+  for (std::size_t n : d.sizes) total += n;
+  std::vector<unsigned char> out;
+  reserve_huge(out, total);
+  out.assign(std::begin(gzip_header), std::end(gzip_header));
+  for (std::size_t i = 0; i < d.sizes.size(); ++i)
+    out.insert(out.end(), d.piece(i), d.piece(i) + d.sizes[i]);
+  auto const t = gzip_trailer(d.crc, size);
+  out.insert(out.end(), t.begin(), t.end());
   return out;
 }
 
 std::string write_gzip(int fd, void const* data, std::size_t size) {
-  GzPtr f(gzdopen(fd, "wb"));
-  if (!f) {
-    ::close(fd);
-    return "cannot start a gzip stream";
+  Fd f{fd};
+  try {
+    Deflated const d = deflate_pieces(static_cast<unsigned char const*>(data), size);
+    auto const t = gzip_trailer(d.crc, size);
+    auto put = [&](unsigned char const* p, std::size_t n) {
+      while (n > 0) {
+        ssize_t const w = ::write(f.fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) throw Error(std::strerror(errno));
+        p += w;
+        n -= std::size_t(w);
+      }
+    };
+    put(gzip_header, sizeof gzip_header);
+    for (std::size_t i = 0; i < d.sizes.size(); ++i) put(d.piece(i), d.sizes[i]);
+    put(t.data(), t.size());
+  } catch (std::exception const& e) {
+    return e.what();
   }
-  auto const* p = static_cast<char const*>(data);
-  constexpr std::size_t chunk = std::size_t(1) << 24;
-  for (std::size_t at = 0; at < size;) {
-    unsigned const n = static_cast<unsigned>(std::min(chunk, size - at));
-    if (gzwrite(f.get(), p + at, n) != int(n)) return gz_reason(f.get());
-    at += n;
-  }
-  int const rc = gzclose(f.release());
-  if (rc != Z_OK) return rc == Z_ERRNO ? std::strerror(errno) : "zlib error " + std::to_string(rc);
+  f.fd = -1;
+  if (::close(fd) != 0) return std::strerror(errno);
   return {};
 }
 

@@ -1,6 +1,7 @@
-// Whole gzip-compressed files (DESI's preproc-*.fits.gz), through zlib: read into memory, or
-// written from memory. CFITSIO then reads and writes the FITS bytes in memory, so a .gz file
-// is decompressed once, and its errors are reported as gzip errors, not as FITS ones.
+// Whole gzip-compressed files (DESI's preproc-*.fits.gz and frame-*.fits.gz), through ISA-L's
+// igzip: read into memory, or written from memory. CFITSIO then reads and writes the FITS
+// bytes in memory, so a .gz file is decompressed once, and its errors are reported as gzip
+// errors, not as FITS ones. docs/architecture.md, "gzip".
 #pragma once
 
 #include <cstddef>
@@ -13,18 +14,31 @@ namespace kspecter::io {
 /// True when the file starts with the gzip magic bytes (1f 8b).
 bool is_gzip_file(std::string const& path);
 
-/// The decompressed content of the gzip file at `path` (every member, as gzip -d gives it).
-/// Throws InputError naming the file when the stream is corrupt or truncated.
+/// The decompressed content of the gzip file at `path`: every member, as gzip -d gives it.
+/// Bytes after the last member are ignored as gzip ignores them: silently when they are all
+/// zero (padding), with a warning (kspecter::warn) otherwise. Throws InputError naming the file
+/// when the stream is corrupt, truncated or fails its CRC or length check, and when its bytes
+/// do not fit in memory (a gzip bomb).
 std::vector<char> read_gzip(std::string const& path);
+
+/// The same, from `size` compressed bytes at `data` (`path` names them in errors).
+std::vector<char> inflate_gzip(std::string const& path, unsigned char const* data,
+                               std::size_t size);
 
 /// The bytes of a prefetch_gzip(path) (kspecter/io/gzip_prefetch.hpp) started earlier on the
 /// same, unchanged file, waiting for it to finish; nullopt when there is none. Rethrows the
 /// inflation's error.
 std::optional<std::vector<char>> take_prefetched_gzip(std::string const& path);
 
-/// Writes `size` bytes at `data` gzip-compressed to the file open for writing on descriptor
-/// `fd`, which it closes (zlib's default level; no name or time in the gzip header, so the
-/// same bytes give the same file). Returns "" or zlib's reason for failing.
+/// One gzip member of `size` bytes at `data`, deflated at the process's level on up to
+/// gzip_threads() threads (kspecter/io/gzip_settings.hpp). The data are cut into pieces of a
+/// fixed size, each deflated alone and ended by a sync flush, as pigz does: the bytes are
+/// the same whatever the thread count, and any gzip reader reads them as one stream. No name
+/// or time in the header, so the same data give the same file.
+std::vector<unsigned char> deflate_gzip(void const* data, std::size_t size);
+
+/// Writes deflate_gzip(data, size) to the file open for writing on descriptor `fd`, which it
+/// closes. Returns "" or the reason for failing.
 std::string write_gzip(int fd, void const* data, std::size_t size);
 
 }  // namespace kspecter::io

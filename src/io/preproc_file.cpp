@@ -40,6 +40,7 @@ int fold_mask(std::uint64_t v) {
 // only, so 64-bit reads are kept for the 64-bit BITPIX (which it never tile-compresses).
 void read_mask(FitsReader const& in, long long n, std::vector<int>& mask) {
   int const b = in.equiv_bitpix();
+  reserve_huge(mask, static_cast<std::size_t>(n));  // written whole (huge_pages.hpp)
   mask.resize(static_cast<std::size_t>(n));
   auto store = [&](long long i, auto v) { mask[std::size_t(i)] = fold_mask(std::uint64_t(v)); };
   switch (b) {

@@ -28,19 +28,10 @@ int visible_gpus() {
   return 0;
 #endif
 }
-// Host threads for a rank that was given none: the cores it may run on, shared with the other
-// ranks of the node when the launcher did not bind them apart (no oversubscription).
+// Host threads for a rank that was given none: the cores it may run on (no oversubscription).
 int default_threads(int local_size) {
   if (std::getenv("OMP_NUM_THREADS")) return -1;  // the user chose: Kokkos/OpenMP obey it
-  int const node = static_cast<int>(std::thread::hardware_concurrency());
-  int allowed = node;
-#ifdef __linux__
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = CPU_COUNT(&set);
-#endif
-  if (allowed <= 0) return -1;
-  if (allowed < node || local_size <= 1) return allowed;  // bound by the launcher, or alone
-  return std::max(1, allowed / local_size);
+  return cpus_per_rank(local_size);
 }
 // The rank that mpiexec, mpirun (Open MPI, MPICH, Intel MPI, PMIx launchers) or srun put in
 // the environment of every process they start; nullptr when none did.
@@ -50,6 +41,18 @@ char const* launcher_rank_text() {
   return nullptr;
 }
 }  // namespace
+
+int cpus_per_rank(int local_size) {
+  int const node = static_cast<int>(std::thread::hardware_concurrency());
+  int allowed = node;
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = CPU_COUNT(&set);
+#endif
+  if (allowed <= 0) return 1;
+  if (allowed < node || local_size <= 1) return allowed;  // bound by the launcher, or alone
+  return std::max(1, allowed / local_size);
+}
 
 int launcher_rank() {
   char const* v = launcher_rank_text();

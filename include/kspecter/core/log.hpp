@@ -13,6 +13,17 @@ enum class LogLevel { quiet = 0, info = 1, debug = 2 };
 /// Parses "quiet", "info" or "debug"; throws ParameterError otherwise.
 LogLevel parse_log_level(std::string const& s);
 
+/// Where the library's warnings go: a function that takes the message.
+using WarningHandler = void (*)(std::string const& message);
+
+/// Reports something that did not stop the work but that a user should know (a gzip file with
+/// trailing garbage, say): "kspecter: warning: MESSAGE" on stderr, or to the handler set.
+/// Thread-safe.
+void warn(std::string const& message);
+
+/// Sends warn()'s messages to `handler` (nullptr: back to stderr). Returns the previous one.
+WarningHandler set_warning_handler(WarningHandler handler);
+
 class Logger {
  public:
   Logger(LogLevel level = LogLevel::info, bool speaks = true)

@@ -25,6 +25,11 @@ int launcher_rank();
 /// True when mpiexec, mpirun or srun started this process (their rank variable is set).
 bool started_by_launcher();
 
+/// The CPUs a rank may use: its affinity mask when the launcher bound it (or it is alone on
+/// the node), else the node's CPUs shared between its `local_size` ranks; at least 1. The
+/// host threads of a rank given none, and its gzip threads (io::GzipSettings::threads).
+int cpus_per_rank(int local_size);
+
 /// RAII owner of MPI_Init/MPI_Finalize and Kokkos::initialize/finalize. One per process.
 class Environment {
  public:
