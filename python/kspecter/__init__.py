@@ -25,6 +25,7 @@ from ._kspecter import (
     read_frame,
     read_image,
     read_psf,
+    set_gzip,
     write_frame,
     write_model,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "read_frame",
     "read_image",
     "read_psf",
+    "set_gzip",
     "write_frame",
     "write_model",
 ]

@@ -5,6 +5,7 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/io/desi_frame.hpp>
 #include <kspecter/io/frame_file.hpp>
+#include <kspecter/io/gzip_settings.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
 #include <pybind11/stl.h>
@@ -137,6 +138,15 @@ void bind_files(py::module_& m) {
       },
       py::arg("filename"), py::arg("frame"), py::arg("header") = py::none(),
       "Writes frame['modelimage'] as the CLI's --model does (FITS HDU MODEL, float32).");
+  m.def(
+      "set_gzip",
+      [](int level, int threads) {
+        io::set_gzip_settings({level, threads});
+      },
+      py::arg("level") = io::GzipSettings{}.level, py::arg("threads") = 0,
+      "How the .fits.gz files this process writes are compressed, as the CLI's --gzip-level "
+      "and --io-threads: ISA-L's level 0 (fastest) to 3 (smallest), on `threads` threads (0: "
+      "every CPU this process may use). Raises ParameterError outside those ranges.");
   m.def(
       "read_frame",
       [](py::object path) {

@@ -10,6 +10,7 @@
 #include "atomic_output.hpp"
 #include "fits_datasum.hpp"
 #include "fits_support.hpp"
+#include "gzip_file.hpp"
 
 #include <kspecter/io/fits_header.hpp>
 #include <kspecter/io/fits_table.hpp>
@@ -120,7 +121,7 @@ class FitsReader {
 
   std::string path_, hdu_;
   long long size_ = 0;
-  std::vector<char> memory_;  // the decompressed bytes of a gzip file
+  FileBytes memory_;  // the decompressed bytes of a gzip file
   void* memory_ptr_ = nullptr;
   std::size_t memory_size_ = 0;
   FitsPtr f_;

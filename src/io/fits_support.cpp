@@ -2,12 +2,16 @@
 
 #include "atomic_output.hpp"
 
+#include <kspecter/io/threads.hpp>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
 namespace kspecter::io {
+
+bool files_on_several_threads() { return fits_is_reentrant() != 0; }
 
 std::string fits_message(int status) {
   char text[FLEN_STATUS] = {0};

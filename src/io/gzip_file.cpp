@@ -67,6 +67,14 @@ int gzip_threads() {
 
 namespace {
 
+// reserve_huge (core/huge_pages.hpp) for a vector of any allocator.
+template <class V>
+void reserve_huge_any(V& v, std::size_t n) {
+  v.clear();
+  v.reserve(n);
+  detail::advise_huge_pages(v.data(), v.capacity() * sizeof(typename V::value_type));
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -76,16 +84,16 @@ struct Fd {
 
 // The whole file. Its buffer, like the inflated bytes', gets the huge-page hint: first-touch
 // faults on 4 KiB pages cost twice the inflation itself (perf/bench_gzip).
-std::vector<unsigned char> slurp(std::string const& path) {
+std::vector<unsigned char, UninitialisedAllocator<unsigned char>> slurp(std::string const& path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0)
     throw InputError(path, "", std::string("cannot read its size: ") + std::strerror(errno));
   auto const size = static_cast<std::size_t>(st.st_size);
-  std::vector<unsigned char> buf;
+  std::vector<unsigned char, UninitialisedAllocator<unsigned char>> buf;
   try {
-    reserve_huge(buf, size);
+    reserve_huge_any(buf, size);
     buf.resize(size);
   } catch (std::bad_alloc const&) {
     throw InputError(path, "", "cannot hold its " + std::to_string(size) + " bytes in memory");
@@ -132,11 +140,11 @@ bool all_zero(unsigned char const* p, std::size_t n) {
 }
 
 // Grows `out` (a gzip bomb's growth ends here, with the file named).
-void grow(std::vector<char>& out, std::string const& path) {
+void grow(FileBytes& out, std::string const& path) {
   std::size_t const want = out.size() + std::max<std::size_t>(out.size(), 1 << 20);
   try {
-    std::vector<char> bigger;
-    reserve_huge(bigger, want);
+    FileBytes bigger;
+    reserve_huge_any(bigger, want);
     bigger.resize(want);
     std::copy(out.begin(), out.end(), bigger.begin());
     out.swap(bigger);
@@ -155,12 +163,11 @@ bool is_gzip_file(std::string const& path) {
   return in.read(reinterpret_cast<char*>(b), 2) && b[0] == 0x1f && b[1] == 0x8b;
 }
 
-std::vector<char> inflate_gzip(std::string const& path, unsigned char const* data,
-                               std::size_t size) {
-  std::vector<char> out;
+FileBytes inflate_gzip(std::string const& path, unsigned char const* data, std::size_t size) {
+  FileBytes out;
   try {
     std::size_t const hint = size_hint(data, size);
-    reserve_huge(out, hint);
+    reserve_huge_any(out, hint);
     out.resize(hint);
   } catch (std::bad_alloc const&) {
     throw InputError(path, "", "cannot hold its inflated bytes in memory");
@@ -216,7 +223,7 @@ std::vector<char> inflate_gzip(std::string const& path, unsigned char const* dat
   return out;
 }
 
-std::vector<char> read_gzip(std::string const& path) {
+FileBytes read_gzip(std::string const& path) {
   auto const bytes = slurp(path);
   return inflate_gzip(path, bytes.data(), bytes.size());
 }

@@ -5,11 +5,38 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kspecter::io {
+
+/// An allocator that leaves what it constructs uninitialised: a buffer sized for bytes that
+/// are then written over (inflated, read) is not zero-filled first, and the pages of an
+/// over-estimated size are never touched.
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(UninitialisedAllocator<U> const&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// Bytes of a file in memory (a gzip file's, decompressed).
+using FileBytes = std::vector<char, UninitialisedAllocator<char>>;
 
 /// True when the file starts with the gzip magic bytes (1f 8b).
 bool is_gzip_file(std::string const& path);
@@ -19,16 +46,15 @@ bool is_gzip_file(std::string const& path);
 /// zero (padding), with a warning (kspecter::warn) otherwise. Throws InputError naming the file
 /// when the stream is corrupt, truncated or fails its CRC or length check, and when its bytes
 /// do not fit in memory (a gzip bomb).
-std::vector<char> read_gzip(std::string const& path);
+FileBytes read_gzip(std::string const& path);
 
 /// The same, from `size` compressed bytes at `data` (`path` names them in errors).
-std::vector<char> inflate_gzip(std::string const& path, unsigned char const* data,
-                               std::size_t size);
+FileBytes inflate_gzip(std::string const& path, unsigned char const* data, std::size_t size);
 
 /// The bytes of a prefetch_gzip(path) (kspecter/io/gzip_prefetch.hpp) started earlier on the
 /// same, unchanged file, waiting for it to finish; nullopt when there is none. Rethrows the
 /// inflation's error.
-std::optional<std::vector<char>> take_prefetched_gzip(std::string const& path);
+std::optional<FileBytes> take_prefetched_gzip(std::string const& path);
 
 /// One gzip member of `size` bytes at `data`, deflated at the process's level on up to
 /// gzip_threads() threads (kspecter/io/gzip_settings.hpp). The data are cut into pieces of a

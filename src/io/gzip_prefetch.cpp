@@ -32,7 +32,7 @@ bool stamp_of(std::string const& path, Stamp& s) {
 
 struct Pending {
   Stamp stamp;
-  std::future<std::vector<char>> bytes;
+  std::future<FileBytes> bytes;
 };
 
 std::mutex registry_mutex;
@@ -52,7 +52,7 @@ void prefetch_gzip(std::string const& path) {
   pending[path] = {stamp, std::async(std::launch::async, [path] { return read_gzip(path); })};
 }
 
-std::optional<std::vector<char>> take_prefetched_gzip(std::string const& path) {
+std::optional<FileBytes> take_prefetched_gzip(std::string const& path) {
   Pending p;
   {
     std::lock_guard<std::mutex> lock(registry_mutex);

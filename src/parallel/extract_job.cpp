@@ -2,6 +2,8 @@
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/extract/bad2dfit.hpp>
 #include <kspecter/io/gzip_prefetch.hpp>
+#include <kspecter/io/gzip_settings.hpp>
+#include <kspecter/io/threads.hpp>
 #include <kspecter/parallel/bundles.hpp>
 #include <kspecter/parallel/extract_job.hpp>
 #include <kspecter/parallel/frame_schedule.hpp>
@@ -13,14 +15,19 @@
 #include <cstdio>
 #include <deque>
 #include <future>
+#include <optional>
 
 namespace kspecter::parallel {
 
 namespace {
 
-// Gzipped frames inflated ahead of the I/O thread, at most: each holds its decompressed file
-// (about 200 MiB for a DESI preproc) until read.
-constexpr std::size_t gzip_read_ahead = 3;
+// Gzipped frames inflated ahead of the I/O thread, each on a thread of its own and each
+// holding its decompressed file (about 200 MiB for a DESI preproc) until read: a full frame
+// inflates in about three GPU extractions, so 3-4 keep a GPU fed; half the rank's gzip
+// threads, so that a rank of few cores does not inflate more frames than it has cores for.
+std::size_t gzip_read_ahead() {
+  return static_cast<std::size_t>(std::clamp(io::gzip_threads() / 2, 1, 4));
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -155,13 +162,18 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   });
   if (rank == 0) progress.started(nframes, nranks);
 
+  // Reads and writes on threads of their own where the FITS library allows it, so that a
+  // frame's write (its gzip above all) never holds up the next frame's read.
   IoWorker io;
+  std::optional<IoWorker> write_thread;
+  if (io::files_on_several_threads()) write_thread.emplace();
+  IoWorker& writer = write_thread ? *write_thread : io;
   auto read_task = [&](std::size_t i) {
     JobFrame const frame = frames[std::size_t(mine[i].frame)];
     // The frames after this one start inflating now, if gzipped: a full-frame .gz takes
     // about three GPU extractions to inflate, so by the time the I/O thread reaches one its
     // bytes are in memory (kspecter/io/gzip_prefetch.hpp; measured in perf/gpu_runs.md).
-    for (std::size_t k = i + 1; k < std::min(mine.size(), i + 1 + gzip_read_ahead); ++k)
+    for (std::size_t k = i + 1; k < std::min(mine.size(), i + 1 + gzip_read_ahead()); ++k)
       if (!frames[std::size_t(mine[k].frame)].memory)
         io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
     extract::ExtractOptions const opt = options.extract;
@@ -271,8 +283,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
       extract::apply_bad2dfit(*fr);
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
       auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
-      writes.push_back(
-          {task.frame, io.submit([frame, fr, setup] { write_frame_outputs(frame, *fr, *setup); })});
+      writes.push_back({task.frame, writer.submit([frame, fr, setup] {
+                          write_frame_outputs(frame, *fr, *setup);
+                        })});
     }
   }
   io.cancel_droppable();  // reads ahead of a stop
