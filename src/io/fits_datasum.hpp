@@ -47,4 +47,20 @@ unsigned long fits_datasum(T const* values, std::size_t n, std::uint32_t flip = 
   return static_cast<unsigned long>((hi << 16) + lo);
 }
 
+/// The same sum over `n` bytes (a multiple of 4) already in FITS's big-endian order.
+inline unsigned long fits_datasum_bytes(char const* bytes, std::size_t n) {
+  std::uint64_t hi = 0, lo = 0;
+  for (std::size_t i = 0; i + 4 <= n; i += 4) {
+    auto const b = reinterpret_cast<unsigned char const*>(bytes + i);
+    hi += std::uint32_t(b[0]) << 8 | b[1];
+    lo += std::uint32_t(b[2]) << 8 | b[3];
+  }
+  while ((hi >> 16) != 0 || (lo >> 16) != 0) {
+    std::uint64_t const hicarry = hi >> 16, locarry = lo >> 16;
+    hi = (hi & 0xFFFFu) + locarry;
+    lo = (lo & 0xFFFFu) + hicarry;
+  }
+  return static_cast<unsigned long>((hi << 16) + lo);
+}
+
 }  // namespace kspecter::io

@@ -424,6 +424,14 @@ void FitsWriter::table(FitsTable const& t) {
   int status = 0;
   fits_copy_hdu(in.get(), f_.get(), 0, &status);
   check(status, t.extname, "copy the table from " + t.file);
+  // The data unit is copied as it is (its padding is zeros in both): its DATASUM is the sum
+  // of the source's bytes, taken from memory rather than read back at commit().
+  LONGLONG head = 0, data = 0, end = 0;
+  int hdu = 0;
+  fits_get_hduaddrll(in.get(), &head, &data, &end, &status);
+  fits_get_hdu_num(f_.get(), &hdu);
+  if (status == 0 && data >= 0 && end >= data && std::size_t(end) <= t.bytes.size())
+    datasums_[hdu] = fits_datasum_bytes(t.bytes.data() + data, std::size_t(end - data));
 }
 
 void FitsWriter::commit() {

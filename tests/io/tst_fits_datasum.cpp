@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -112,6 +113,47 @@ TEST(fits_datasum, unsigned_words_are_stored_with_the_sign_bit_flipped) {
   std::vector<unsigned> const ones(1000, 0x7FFFFFFFu);  // stored as 0xFFFFFFFF
   EXPECT_EQ(fits_datasum(ones.data(), ones.size(), 0x80000000u), 0xFFFFFFFFul);
   EXPECT_EQ(reference_sum(ones, 0x80000000u), 0xFFFFFFFFul);
+}
+
+TEST(fits_datasum, big_endian_bytes_match_the_standard_and_cfitsio_on_a_table) {
+  // A binary table's data unit as CFITSIO wrote it, summed from its bytes in memory.
+  void* mem = nullptr;
+  std::size_t size = 0;
+  fitsfile* f = nullptr;
+  int st = 0;
+  fits_create_memfile(&f, &mem, &size, 2880, std::realloc, &st);
+  fits_create_img(f, BYTE_IMG, 0, nullptr, &st);
+  char const* names[] = {"FIBER", "TARGETID", "NAME"};
+  char const* forms[] = {"J", "K", "7A"};
+  fits_create_tbl(f, BINARY_TBL, 0, 3, const_cast<char**>(names), const_cast<char**>(forms),
+                  nullptr, const_cast<char*>("FIBERMAP"), &st);
+  std::mt19937 rng(4);
+  std::vector<long long> fiber(777), target(777);
+  for (auto& x : fiber) x = rng() % 5000;
+  for (auto& x : target) x = (static_cast<long long>(rng()) << 24) ^ rng();
+  fits_write_col(f, TLONGLONG, 1, 1, 1, 777, fiber.data(), &st);
+  fits_write_col(f, TLONGLONG, 2, 1, 1, 777, target.data(), &st);
+  std::vector<std::string> text(777, "ELG");
+  std::vector<char*> ptr;
+  for (auto& t : text) ptr.push_back(t.data());
+  fits_write_col(f, TSTRING, 3, 1, 1, 777, ptr.data(), &st);
+  unsigned long datasum = 0, hdusum = 0;
+  fits_get_chksum(f, &datasum, &hdusum, &st);
+  LONGLONG head = 0, data = 0, end = 0;
+  fits_get_hduaddrll(f, &head, &data, &end, &st);
+  fits_flush_file(f, &st);
+  ASSERT_EQ(st, 0);
+  char const* bytes = static_cast<char const*>(mem) + data;
+  std::vector<unsigned> words;
+  for (LONGLONG i = 0; i + 4 <= end - data; i += 4) {
+    auto const* b = reinterpret_cast<unsigned char const*>(bytes + i);
+    words.push_back(unsigned(b[0]) << 24 | unsigned(b[1]) << 16 | unsigned(b[2]) << 8 | b[3]);
+  }
+  EXPECT_EQ(kspecter::io::fits_datasum_bytes(bytes, std::size_t(end - data)), datasum);
+  EXPECT_EQ(kspecter::io::fits_datasum_bytes(bytes, std::size_t(end - data)),
+            reference_sum(words, 0));
+  fits_close_file(f, &st);
+  std::free(mem);
 }
 
 }  // namespace
