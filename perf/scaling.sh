@@ -30,10 +30,16 @@
 #   --repeat R           runs per rank count, the fastest kept (default 1)
 #   --sim-jobs J         simulations at once (default 4)
 #   --scratch DIR        where the exposure is made (default: mktemp -d under $TMPDIR or /tmp)
+#   --gz                 preprocs and frames as DESI keeps them, .fits.gz (label gets "+gz")
+#   --cpus LIST          run every job under `taskset -c LIST` (e.g. 0-15: a 1-GPU node's cores)
+#   --reuse              with --scratch: keep an exposure an earlier run made there
+#
+# steady_s_per_frame: the time between the log's 5th and last "frame k/N written" lines over
+# the frames between them (the pipeline full; rank 0 logs every frame of the job).
 set -euo pipefail
 
 exe="" out="" ranks="1 2 4" backend=auto label="" nsp=10 nspec="" psf_r="" mpiexec="" mpi_args="--oversubscribe"
-repeat=1 sim_jobs=4 scratch="" threads=""
+repeat=1 sim_jobs=4 scratch="" threads="" ext=fits cpus="" reuse=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --kspecter) exe="$2"; shift 2 ;;
@@ -50,7 +56,10 @@ while [ $# -gt 0 ]; do
     --threads-per-rank) threads="$2"; shift 2 ;;
     --sim-jobs) sim_jobs="$2"; shift 2 ;;
     --scratch) scratch="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    --gz) ext=fits.gz; shift ;;
+    --cpus) cpus="$2"; shift 2 ;;
+    --reuse) reuse=1; shift ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "scaling: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +73,8 @@ if [ -z "$label" ]; then
   label="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | tr ' ' '-' || true)"
   label="${label:-cpu}"
 fi
+[ "$ext" = fits ] || label="$label+gz"
+pin=(); [ -z "$cpus" ] || pin=(taskset -c "$cpus")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KOKKOS_DISABLE_WARNINGS=1
 export OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
 if [ -z "$scratch" ]; then scratch="$(mktemp -d "${TMPDIR:-/tmp}/kspecter-scaling.XXXXXX")"; own_scratch=1; else mkdir -p "$scratch"; own_scratch=0; fi
@@ -92,23 +103,25 @@ for ((s = 0; s < nsp; ++s)); do
     else
       "$exe" make-psf --log-level quiet -o "$psf" -w "${range[$arm]}" --seed $((100 + s)) >> "$log" 2>&1
     fi
-    img="$scratch/preproc-$arm$s.fits"
+    img="$scratch/preproc-$arm$s.$ext"
     echo "$exe simulate --log-level quiet --psf $psf -o $img -w ${grid[$arm]} --seed $((1000 + 3 * s + a)) ${nflag[*]}" >> "$jobs"
-    echo "$img $psf FRAMEDIR/frame-$arm$s.fits ${grid[$arm]}" >> "$list"
+    echo "$img $psf FRAMEDIR/frame-$arm$s.$ext ${grid[$arm]}" >> "$list"
   done
 done
 nframes=$((3 * nsp))
-# Several simulations at once, each on a share of the cores.
+# Several simulations at once, each on a share of the cores (none when --reuse finds them).
+made=1
+[ "$reuse" = 1 ] && made=0 && while read -r img _; do [ -f "$img" ] || made=1; done < "$list"
 cores=$(nproc); per=$(( cores / sim_jobs )); [ "$per" -ge 1 ] || per=1
-OMP_NUM_THREADS=$per xargs -P "$sim_jobs" -I{} sh -c '{}' < "$jobs" >> "$log" 2>&1
-say "made $nframes frames (${nspec:-all} spectra each) in $(since "$t0") s under $scratch ($(du -sh "$scratch" | cut -f1))"
+[ "$made" = 0 ] || OMP_NUM_THREADS=$per xargs -P "$sim_jobs" -I{} sh -c '{}' < "$jobs" >> "$log" 2>&1
+say "$([ "$made" = 1 ] && echo made || echo reused) $nframes frames (${nspec:-all} spectra each) in $(since "$t0") s under $scratch ($(du -sh "$scratch" | cut -f1))"
 
 # ---------------------------------------------------------------- the runs
 csv="$out/scaling.csv"
-[ -s "$csv" ] || echo "label,backend,ranks,frames,spectra_per_frame,job_s,command_s,frames_per_s,speedup,efficiency,busiest_extract_s" > "$csv"
+[ -s "$csv" ] || echo "label,backend,ranks,frames,spectra_per_frame,job_s,command_s,frames_per_s,speedup,efficiency,busiest_extract_s,steady_s_per_frame" > "$csv"
 base_job="" base_ranks="" ref=""
 for np in $ranks; do
-  best_job="" best_cmd="" best_busy=""
+  best_job="" best_cmd="" best_busy="" best_steady=""
   for ((rep = 1; rep <= repeat; ++rep)); do
     dir="$scratch/np$np"; rm -rf "$dir"; mkdir -p "$dir"
     sed "s|FRAMEDIR|$dir|" "$list" > "$dir.txt"
@@ -119,16 +132,18 @@ for np in $ranks; do
       [ -n "$threads" ] && launch+=(-x "OMP_NUM_THREADS=$threads")
     fi
     t1=$(now)
-    ${threads:+env OMP_NUM_THREADS=$threads} "${launch[@]}" "$exe" extract --batch "$dir.txt" --backend "$backend" --no-truth ${nflag[*]} > "$dir.out" 2> "$dir.err" \
+    ${threads:+env OMP_NUM_THREADS=$threads} "${pin[@]}" "${launch[@]}" "$exe" extract --batch "$dir.txt" --backend "$backend" --no-truth ${nflag[*]} > "$dir.out" 2> "$dir.err" \
       || { cat "$dir.out" "$dir.err" >> "$log"; say "FAILED at $np ranks"; exit 1; }
     cmd_s=$(since "$t1")
     cat "$dir.out" >> "$log"; grep -E 'frame [0-9]+/[0-9]+ written' "$dir.err" | tail -n 3 >> "$log" || true
     line="$(grep -E '^extracted [0-9]+ frames' "$dir.out")"
     job_s="$(echo "$line" | sed -E 's/.* in ([0-9.]+) s on.*/\1/')"
     busy="$(echo "$line" | sed -E 's/.*extracted for ([0-9.]+) s.*/\1/')"
-    say "$np rank(s), run $rep: job $job_s s, command $cmd_s s, busiest rank extracting $busy s"
+    steady="$(grep -E 'frame [0-9]+/[0-9]+ written' "$dir.err" | sed -E 's/.*frame ([0-9]+)\/[0-9]+ written.*elapsed ([0-9.]+) s.*/\1 \2/' |
+      awk 'NR == 5 { k = $1; t = $2 } { n = $1; e = $2 } END { if (n > k && k > 0) printf "%.3f", (e - t) / (n - k); else print "nan" }')"
+    say "$np rank(s), run $rep: job $job_s s, command $cmd_s s, busiest rank extracting $busy s, steady state $steady s a frame"
     if [ -z "$best_job" ] || awk -v a="$job_s" -v b="$best_job" 'BEGIN { exit !(a < b) }'; then
-      best_job=$job_s best_cmd=$cmd_s best_busy=$busy
+      best_job=$job_s best_cmd=$cmd_s best_busy=$busy best_steady=$steady
     fi
   done
   # Every rank count must write the frames of the first one, bit for bit (a few checked).
@@ -136,15 +151,15 @@ for np in $ranks; do
     ref="$scratch/reference"; mv "$scratch/np$np" "$ref"
   else
     for f in frame-b0 frame-r$((nsp / 2)) frame-z$((nsp - 1)); do
-      "$exe" compare --max-pull 0 "$ref/$f.fits" "$scratch/np$np/$f.fits" > "$scratch/compare.out" 2>&1 \
+      "$exe" compare --max-pull 0 "$ref/$f.$ext" "$scratch/np$np/$f.$ext" > "$scratch/compare.out" 2>&1 \
         || { cat "$scratch/compare.out" >> "$log"; say "$np ranks: $f differs from the first rank count"; exit 1; }
     done
     say "$np ranks: frames identical to the first rank count's (3 checked)"
   fi
   if [ -z "$base_job" ]; then base_job=$best_job base_ranks=$np; fi
   awk -v l="$label" -v be="$backend" -v np="$np" -v nf="$nframes" -v ns="${nspec:-500}" -v j="$best_job" -v c="$best_cmd" \
-      -v b="$best_busy" -v bj="$base_job" -v bn="$base_ranks" 'BEGIN {
-        s = bj / j; printf "%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", l, be, np, nf, ns, j, c, nf / j, s, s * bn / np, b }' >> "$csv"
+      -v b="$best_busy" -v bj="$base_job" -v bn="$base_ranks" -v st="$best_steady" 'BEGIN {
+        s = bj / j; printf "%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", l, be, np, nf, ns, j, c, nf / j, s, s * bn / np, b, st }' >> "$csv"
   rm -rf "$scratch/np$np"
 done
 say "results in $csv"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# DESI's gzipped files at the engine's speed (issue 35), on a GPU machine: one full r frame
+# (500 spectra x 2326 wavelengths, the real r0 PSF) file to file through the CLI, plain and
+# gzipped both ways; the read, write and gzip benchmarks; and a 30-frame b/r/z exposure of
+# .fits.gz in and out as one `extract --batch`, on one GPU (pinned to 16 cores, a GPU's share
+# of a node) and, where the machine has four, on four GPUs with one rank each. Builds nothing:
+#   bash perf/gpu_run.sh exec perf/device/desi_gz.sh          (device tool, carry [".gpu"])
+# after `perf/gpu_run.sh stage` here. Logs under $OUT; a summary last.
+set -uo pipefail
+B="$KSPECTER_BDIR" cli="$KSPECTER_CLI" mpiexec="${KSPECTER_MPIEXEC:-mpiexec}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="$OUT" w=/tmp/desi_gz
+psf="${KSPECTER_TEST_DATA:-}/psf-r0-00067784.fits"
+[ -f "$psf" ] || { echo "desi_gz: no r0 PSF at $psf"; exit 1; }
+rm -rf "$w"; mkdir -p "$w"
+ncpu=$(nproc); ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+pin=(); [ "$ncpu" -gt 16 ] && pin=(taskset -c 0-15)   # one GPU's share of a node
+export OMP_PROC_BIND=false
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+sum=()
+note() { echo "desi_gz: $*"; sum+=("$*"); }
+{ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; echo "cpus $ncpu, gpus $ngpu"; } | tee "$out/machine.txt"
+
+# ---- one frame: simulate it gzipped and plain (the .gz write's cost is the difference)
+for ext in fits fits.gz; do
+  t=$(now)
+  "${pin[@]}" "$cli" simulate -p "$psf" -o "$w/preproc-r0-00000001.$ext" --seed 1 --log-level quiet
+  note "simulate full r frame -> .$ext: $(since "$t") s"
+done
+ls -l "$w"/preproc-r0-00000001.* | tee -a "$out/sizes.txt"
+
+# ---- the benchmarks: read (plain, gz), write a frame (plain, gz), gzip by library and level
+{
+  "${pin[@]}" "$B/perf/bench_read_preproc" "$w/preproc-r0-00000001.fits" "$w/preproc-r0-00000001.fits.gz" --repeat 5
+  "${pin[@]}" "$B/perf/bench_write_frame" --reps 5 --dir "$w"
+  "${pin[@]}" "$B/perf/bench_write_frame" --reps 5 --dir "$w" --gz
+  "${pin[@]}" "$B/perf/bench_gzip" "$w/preproc-r0-00000001.fits.gz" --repeat 3 --threads 1,4,16
+} 2>&1 | tee "$out/benchmarks.log"
+
+# ---- the CLI, file to file, process start included: a warm-up, then 3 runs of each
+run_cli() {  # in out
+  "${pin[@]}" "$cli" extract -i "$1" -p "$psf" -o "$2" -w 5760,7620,0.8 --backend cuda --log-level quiet
+}
+run_cli "$w/preproc-r0-00000001.fits" "$w/warm.fits" > /dev/null 2>&1
+for pair in "fits fits" "fits.gz fits" "fits.gz fits.gz"; do
+  set -- $pair
+  ts=()
+  for k in 1 2 3; do
+    t=$(now)
+    run_cli "$w/preproc-r0-00000001.$1" "$w/frame-$1-to-$2.$2" 2>> "$out/cli.err"
+    ts+=("$(since "$t")")
+  done
+  note "CLI .$1 -> .$2: ${ts[*]} s"
+done
+"$cli" compare --max-pull 0 "$w/frame-fits-to-fits.fits" "$w/frame-fits.gz-to-fits.gz.fits.gz" > "$out/compare.txt" 2>&1 &&
+  note "frame from .gz to .gz vs plain to plain: $(tail -n1 "$out/compare.txt")" ||
+  note "frame from .gz to .gz DIFFERS from plain (see compare.txt)"
+ls -l "$w"/frame-* | tee -a "$out/sizes.txt"
+# desispec's writer: astropy through Python's gzip at level 9, where astropy is installed here
+python3 - "$w/frame-fits-to-fits.fits" "$w/frame-desispec-level9.fits.gz" > "$out/level9.txt" 2>&1 <<'EOF' &&
+import gzip, shutil, sys, time
+t = time.time()
+with open(sys.argv[1], "rb") as src, gzip.open(sys.argv[2], "wb", compresslevel=9) as dst:
+    shutil.copyfileobj(src, dst)
+print(f"python gzip level 9 (desispec's writer): {time.time() - t:.2f} s")
+EOF
+  note "$(cat "$out/level9.txt"), $(stat -c %s "$w/frame-desispec-level9.fits.gz") bytes vs kspecter's $(stat -c %s "$w/frame-fits.gz-to-fits.gz.fits.gz")"
+
+# ---- the exposure: 30 frames gz in, gz out, on one GPU (16 cores), then on four
+common=(--kspecter "$cli" --out "$out" --backend cuda --psf-r "$psf" --gz --sim-jobs 8
+        --mpiexec "$mpiexec" --mpi-args "--oversubscribe --bind-to none" --scratch "$w/exposure")
+timeout 400 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label 1gpu 2>&1 | tail -n 6
+if [ "$ngpu" -ge 4 ]; then
+  timeout 300 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label 4gpu --reuse 2>&1 | tail -n 6
+fi
+echo "==== summary"
+printf '%s\n' "${sum[@]}"
+cat "$out/scaling.csv" 2>/dev/null
