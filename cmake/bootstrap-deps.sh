@@ -64,7 +64,8 @@ packages=(build-essential cmake ninja-build pkg-config dpkg-dev libcfitsio-dev l
           # the Python package (python/, KSPECTER_ENABLE_PYTHON) and its tests; pip install .
           # with setuptools (no build isolation); astropy reads FITS independently in the tests
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-mpi4py
-          python3-setuptools python3-wheel python3-pip python3-venv python3-astropy python3-fitsio)
+          python3-setuptools python3-wheel python3-pip python3-venv python3-astropy python3-fitsio
+          python3-matplotlib)
 if [ "$backend" = hip ]; then packages+=(hipcc); fi
 if [ "$do_apt" = 1 ]; then
   step="install Debian packages"

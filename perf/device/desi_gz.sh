@@ -53,6 +53,14 @@ for pair in "fits fits" "fits.gz fits" "fits.gz fits.gz"; do
   done
   note "CLI .$1 -> .$2: ${ts[*]} s"
 done
+# where a run's time goes: the start-up alone, then one gz -> gz run logged at debug level
+t=$(now); "${pin[@]}" "$cli" info > /dev/null 2>&1; note "kspecter info (process, CUDA and Kokkos start, exit): $(since "$t") s"
+t=$(now); "${pin[@]}" "$cli" extract -i "$w/preproc-r0-00000001.fits.gz" -p "$psf" -o "$w/debug.fits.gz" -w 5760,7620,0.8 \
+  --backend cuda --log-level debug > "$out/cli-debug.log" 2>&1
+note "CLI .fits.gz -> .fits.gz at debug level: $(since "$t") s (cli-debug.log)"
+t=$(now); "${pin[@]}" "$cli" extract -i "$w/preproc-r0-00000001.fits.gz" -p "$psf" -o "$w/nt.fits.gz" -w 5760,7620,0.8 \
+  --backend cuda --log-level quiet --no-truth > /dev/null 2>&1
+note "CLI .fits.gz -> .fits.gz --no-truth: $(since "$t") s"
 "$cli" compare --max-pull 0 "$w/frame-fits-to-fits.fits" "$w/frame-fits.gz-to-fits.gz.fits.gz" > "$out/compare.txt" 2>&1 &&
   note "frame from .gz to .gz vs plain to plain: $(tail -n1 "$out/compare.txt")" ||
   note "frame from .gz to .gz DIFFERS from plain (see compare.txt)"

@@ -24,7 +24,8 @@ std::vector<parallel::JobFrame> job_frames(ExtractJob const& job) {
   }
   if (frames.size() == 1) {
     frames[0].model = job.model;
-    frames[0].keep_result = true;  // for the summary line and the pulls against truth
+    frames[0].keep_result = true;       // for the summary line and the pulls against truth
+    frames[0].truth = job.truth_pulls;  // read with the image: a .gz is inflated once
   }
   return frames;
 }
@@ -50,7 +51,7 @@ int report_failure(parallel::JobSummary const& summary, int nframes) {
 }
 
 void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome const& out,
-                   int nranks) {
+                   int nranks, std::shared_future<parallel::FrameInput> const& input) {
   extract::FrameResult const& single = *out.results[0];
   session.log.info("wrote " + job.frames[0].output +
                    (job.model.empty() ? "" : " and " + job.model));
@@ -58,7 +59,13 @@ void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome
               single.nwave, out.summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s",
               out.space.c_str());
   if (!job.truth_pulls) return;
-  if (auto truth = io::read_truth(job.frames[0].image)) {
+  // The truth read with the image, or read now when the image came another way.
+  std::optional<io::TruthSpectra> truth;
+  if (input.valid() && input.get().file_image)
+    truth = input.get().file_image->truth;
+  else
+    truth = io::read_truth(job.frames[0].image);
+  if (truth) {
     auto const p =
         extract::truth_pulls(single, truth->wavelength, truth->flux, truth->specmin, truth->nspec);
     std::printf(
@@ -75,20 +82,24 @@ std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job
   return parallel::start_reading(job_frames(job)[0], job_options(job));
 }
 
+void start_batch_prefetch(ExtractJob const& job) {
+  if (job.frames.size() > 1) parallel::prefetch_first_frames(job_frames(job), job_options(job));
+}
+
 int run_extract_job(Session& session, ExtractJob const& job,
                     std::shared_future<parallel::FrameInput> first_input) {
   auto const world = parallel::Communicator::world();
   int const nframes = static_cast<int>(job.frames.size());
   int const nranks = world.size();
   parallel::JobOptions options = job_options(job);
-  options.first_input = std::move(first_input);
+  options.first_input = first_input;
   parallel::LogProgress progress(session.log);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
 
   if (!out.ok()) return world.rank() == 0 ? report_failure(out.summary, nframes) : 1;
   if (world.rank() != 0) return 0;
   if (nframes == 1) {
-    report_single(session, job, out, nranks);
+    report_single(session, job, out, nranks, first_input);
   } else {
     std::printf(
         "extracted %d frames in %.3f s on %d rank%s (%s): %.3f frames/s; busiest rank "

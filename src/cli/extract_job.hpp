@@ -36,4 +36,8 @@ int run_extract_job(Session& session, ExtractJob const& job,
 /// job's I/O thread. Returns no future for those.
 std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job);
 
+/// A job of several frames starts inflating this process's first gzipped inputs at once
+/// (parallel::prefetch_first_frames), for the same reason.
+void start_batch_prefetch(ExtractJob const& job);
+
 }  // namespace kspecter::cli

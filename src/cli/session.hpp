@@ -10,6 +10,7 @@
 #include <kspecter/io/gzip_settings.hpp>
 #include <kspecter/parallel/environment.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -23,6 +24,7 @@ struct Session {
   /// hands itself over to its CPU twin (exec), that work is dropped with it.
   Session(int& argc, char**& argv, ArgParser const& args, bool use_mpi = true,
           std::function<void()> const& before_start = {}) {
+    auto const started = std::chrono::steady_clock::now();
     parallel::EnvironmentOptions opt;
     opt.mpi = use_mpi;
     if (args.has("threads")) {
@@ -48,6 +50,11 @@ struct Session {
                           level == LogLevel::quiet);
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
+    log.debug(
+        "MPI (if launched), Kokkos and the device started in " +
+        std::to_string(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) +
+        " s");
     if (gz.threads == 0) {
       gz.threads = parallel::cpus_per_rank(env->local_size());
       io::set_gzip_settings(gz);

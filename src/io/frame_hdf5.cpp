@@ -5,6 +5,8 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/version.hpp>
 
+#include <mutex>
+
 #ifdef KSPECTER_HAVE_HDF5
 #include <hdf5.h>
 #endif
@@ -76,6 +78,9 @@ std::vector<T> read_dataset(hid_t file, std::string const& path, char const* nam
 }  // namespace
 
 void write_frame_hdf5(std::string const& path, FrameData const& fr) {
+  // HDF5 as Debian builds it is not thread-safe, and a batch writes frames on two threads.
+  static std::mutex hdf5;
+  std::lock_guard<std::mutex> lock(hdf5);
   AtomicOutput out(path);
   {
     hid_t id = H5I_INVALID_HID;

@@ -152,7 +152,11 @@ void check_sizes(std::string const& path, PreprocImage const& img, TruthSpectra 
 
 // ---------------------------------------------------------------- reading
 
-PreprocImage read_preproc(std::string const& path) {
+namespace {
+std::optional<TruthSpectra> read_truth(FitsReader& in);
+}  // namespace
+
+PreprocImage read_preproc(std::string const& path, bool with_truth) {
   FitsReader in(path, GzipAlternative::yes);
   PreprocImage img;
   img.path = in.path();
@@ -186,6 +190,7 @@ PreprocImage read_preproc(std::string const& path) {
     in.move_to("FIBERMAP", BINARY_TBL);
     img.fibermap = in.table();
   }
+  if (with_truth) img.truth = read_truth(in);
 
   for (std::future<void>* f : {&image, &ivar})
     if (f->valid()) f->get();
@@ -203,6 +208,12 @@ PreprocImage read_preproc(std::string const& path) {
 
 std::optional<TruthSpectra> read_truth(std::string const& path) {
   FitsReader in(path, GzipAlternative::yes);
+  return read_truth(in);
+}
+
+namespace {
+
+std::optional<TruthSpectra> read_truth(FitsReader& in) {
   if (!in.has("TRUTH_FLUX")) return std::nullopt;
   TruthSpectra t;
 
@@ -279,6 +290,8 @@ std::optional<TruthSpectra> read_truth(std::string const& path) {
   fits_clear_errmsg();
   return t;
 }
+
+}  // namespace
 
 bool has_hdu(std::string const& path, std::string const& hdu) {
   try {

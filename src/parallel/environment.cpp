@@ -59,6 +59,12 @@ int launcher_rank() {
   return v ? std::atoi(v) : 0;
 }
 
+int launcher_size() {
+  for (char const* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"})
+    if (char const* v = std::getenv(var)) return std::max(1, std::atoi(v));
+  return 1;
+}
+
 bool started_by_launcher() { return launcher_rank_text() != nullptr; }
 
 Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt) {

@@ -5,6 +5,7 @@
 #include <kspecter/io/gzip_settings.hpp>
 #include <kspecter/io/threads.hpp>
 #include <kspecter/parallel/bundles.hpp>
+#include <kspecter/parallel/environment.hpp>
 #include <kspecter/parallel/extract_job.hpp>
 #include <kspecter/parallel/frame_schedule.hpp>
 #include <kspecter/parallel/gather.hpp>
@@ -15,7 +16,7 @@
 #include <cstdio>
 #include <deque>
 #include <future>
-#include <optional>
+#include <memory>
 
 namespace kspecter::parallel {
 
@@ -132,6 +133,27 @@ std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions c
       .share();
 }
 
+namespace {
+
+std::vector<double> frame_costs(std::vector<JobFrame> const& frames, JobOptions const& options) {
+  std::vector<double> cost;
+  for (auto const& f : frames)
+    cost.push_back(frame_cost(f, options.extract, options.desi.psf_grid));
+  return cost;
+}
+
+}  // namespace
+
+void prefetch_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options) {
+  int const nranks = launcher_size(), rank = launcher_rank();
+  if (frames.empty() || rank < 0 || rank >= nranks) return;
+  auto const schedule = schedule_frames(frame_costs(frames, options), nranks);
+  auto const& mine = schedule[std::size_t(rank)];
+  for (std::size_t k = 0; k < std::min(mine.size(), gzip_read_ahead()); ++k)
+    if (!frames[std::size_t(mine[k].frame)].memory)
+      io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
+}
+
 JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
                            JobOptions const& options, JobProgress& progress) {
   JobOutcome outcome;
@@ -145,10 +167,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   int const nframes = static_cast<int>(frames.size());
   int const nranks = world.size(), rank = world.rank();
 
-  std::vector<double> cost;
-  for (auto const& f : frames)
-    cost.push_back(frame_cost(f, options.extract, options.desi.psf_grid));
-  auto const schedule = schedule_frames(cost, nranks);
+  auto const schedule = schedule_frames(frame_costs(frames, options), nranks);
   auto const& mine = schedule[std::size_t(rank)];
   // Fewer frames than ranks: every rank has one frame and shares it with its group.
   Communicator const group =
@@ -162,24 +181,31 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   });
   if (rank == 0) progress.started(nframes, nranks);
 
-  // Reads and writes on threads of their own where the FITS library allows it, so that a
-  // frame's write (its gzip above all) never holds up the next frame's read.
-  IoWorker io;
-  std::optional<IoWorker> write_thread;
-  if (io::files_on_several_threads()) write_thread.emplace();
-  IoWorker& writer = write_thread ? *write_thread : io;
+  // Reads and writes on threads of their own, two of each where the FITS library allows
+  // it: the next frames are read side by side while the last ones are written, so that
+  // neither a write (its gzip above all) nor one read holds up the device. Otherwise one
+  // thread does all of it, in order.
+  std::vector<std::unique_ptr<IoWorker>> io_threads;
+  std::vector<IoWorker*> readers, writers;
+  std::size_t const lanes = io::files_on_several_threads() ? 2 : 1;
+  for (std::size_t k = 0; k < (lanes == 1 ? 1 : 2 * lanes); ++k)
+    io_threads.push_back(std::make_unique<IoWorker>());
+  for (std::size_t k = 0; k < lanes; ++k) {
+    readers.push_back(io_threads[k].get());
+    writers.push_back(io_threads[lanes == 1 ? 0 : lanes + k].get());
+  }
   auto read_task = [&](std::size_t i) {
     JobFrame const frame = frames[std::size_t(mine[i].frame)];
     // The frames after this one start inflating now, if gzipped: a full-frame .gz takes
-    // about three GPU extractions to inflate, so by the time the I/O thread reaches one its
-    // bytes are in memory (kspecter/io/gzip_prefetch.hpp; measured in perf/gpu_runs.md).
+    // about three GPU extractions to inflate, so by the time a reader reaches one its bytes
+    // are in memory (kspecter/io/gzip_prefetch.hpp).
     for (std::size_t k = i + 1; k < std::min(mine.size(), i + 1 + gzip_read_ahead()); ++k)
       if (!frames[std::size_t(mine[k].frame)].memory)
         io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
     extract::ExtractOptions const opt = options.extract;
     DesiOptions const desi = options.desi;
-    return io.submit([frame, opt, desi] { return read_frame_input(frame, opt, desi); },
-                     /*droppable=*/true);
+    return readers[i % readers.size()]->submit(
+        [frame, opt, desi] { return read_frame_input(frame, opt, desi); }, /*droppable=*/true);
   };
   struct Write {
     int frame;
@@ -210,13 +236,14 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     }
   };
 
-  std::future<FrameInput> next;
-  if (!mine.empty()) {
-    if (mine[0].frame == 0 && options.first_input.valid()) {
+  // The inputs of this rank's next frames, as many in flight as there are readers.
+  std::deque<std::future<FrameInput>> ahead;
+  for (std::size_t k = 0; k < std::min(mine.size(), readers.size()); ++k) {
+    if (k == 0 && mine[0].frame == 0 && options.first_input.valid()) {
       std::shared_future<FrameInput> const early = options.first_input;
-      next = std::async(std::launch::deferred, [early] { return early.get(); });
+      ahead.push_back(std::async(std::launch::deferred, [early] { return early.get(); }));
     } else {
-      next = read_task(0);
+      ahead.push_back(read_task(k));
     }
   }
   double busy = 0;
@@ -232,11 +259,12 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     std::exception_ptr error;
     FrameInput in;
     try {
-      in = next.get();
+      in = ahead.front().get();
     } catch (...) {
       error = std::current_exception();
     }
-    if (i + 1 < mine.size()) next = read_task(i + 1);
+    ahead.pop_front();
+    if (i + readers.size() < mine.size()) ahead.push_back(read_task(i + readers.size()));
     if (any_rank(error != nullptr, group)) {
       if (error) fail(frame, error);
       break;
@@ -283,12 +311,12 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
       extract::apply_bad2dfit(*fr);
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
       auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
-      writes.push_back({task.frame, writer.submit([frame, fr, setup] {
+      writes.push_back({task.frame, writers[i % writers.size()]->submit([frame, fr, setup] {
                           write_frame_outputs(frame, *fr, *setup);
                         })});
     }
   }
-  io.cancel_droppable();  // reads ahead of a stop
+  for (IoWorker* r : readers) r->cancel_droppable();  // reads ahead of a stop
   collect_writes(true);
   io::drop_gzip_prefetches();
   outcome.summary = monitor.finish(busy);

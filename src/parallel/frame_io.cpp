@@ -38,7 +38,7 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
     in.ivar = f.memory->ivar;
   } else {
     in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf, &keywords));
-    img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image));
+    img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image, f.truth));
     in.image = extract::ImageArray::host(img->image.data(), img->ny, img->nx);
     in.ivar = extract::ImageArray::host(img->ivar.data(), img->ny, img->nx);
   }

@@ -36,19 +36,6 @@ constexpr int extractmaskval =
     bad | hot | dead | saturated | cosmic | pixflatzero | pixflatlow | highvar | badamp;
 }  // namespace ccdmask
 
-struct PreprocImage {
-  int nx = 0, ny = 0;        // columns, rows (NAXIS1, NAXIS2 of IMAGE)
-  std::vector<float> image;  // [ny][nx], row-major, electrons
-  std::vector<float> ivar;   // [ny][nx], electrons^-2
-  std::vector<int> mask;     // [ny][nx], ccdmask bits, 0 = good
-  /// IMAGE's header records (CAMERA, FLAVOR, EXPTIME, MJD-OBS, ...): desispec makes it the
-  /// frame's header. write_preproc writes them into IMAGE.
-  FitsHeader header;
-  /// The FIBERMAP HDU, when the file has one (read_preproc), or to write (write_preproc).
-  std::optional<FitsTable> fibermap;
-  std::string path;  // the file it came from
-};
-
 /// Truth written by `kspecter simulate`: flux in electrons per Angstrom on its own grid.
 struct TruthSpectra {
   int specmin = 0, nspec = 0;
@@ -59,6 +46,21 @@ struct TruthSpectra {
   std::vector<std::string> objtype;
   /// Absolute fiber number of PSF row 0 (the PSF's FIBERMIN), for FIBERMAP's FIBER column.
   int fibermin = 0;
+};
+
+struct PreprocImage {
+  int nx = 0, ny = 0;        // columns, rows (NAXIS1, NAXIS2 of IMAGE)
+  std::vector<float> image;  // [ny][nx], row-major, electrons
+  std::vector<float> ivar;   // [ny][nx], electrons^-2
+  std::vector<int> mask;     // [ny][nx], ccdmask bits, 0 = good
+  /// IMAGE's header records (CAMERA, FLAVOR, EXPTIME, MJD-OBS, ...): desispec makes it the
+  /// frame's header. write_preproc writes them into IMAGE.
+  FitsHeader header;
+  /// The FIBERMAP HDU, when the file has one (read_preproc), or to write (write_preproc).
+  std::optional<FitsTable> fibermap;
+  /// The simulated truth, read with the pixels when asked for and the file has TRUTH_FLUX.
+  std::optional<TruthSpectra> truth;
+  std::string path;  // the file it came from
 };
 
 /// Reads IMAGE, IVAR, MASK and FIBERMAP (READNOISE is not read: the extraction does not use
@@ -80,7 +82,9 @@ struct TruthSpectra {
 /// Throws InputError naming the file, the HDU and the problem: file missing, corrupt gzip or
 /// not FITS, HDU missing, not an image, not 2-D, shape mismatch, non-integer MASK, truncated
 /// data, tiles that do not decompress.
-PreprocImage read_preproc(std::string const& path);
+/// With `with_truth`, TRUTH_FLUX / TRUTH_WAVE too (PreprocImage::truth, as read_truth reads
+/// them): a gzip file is inflated once for both.
+PreprocImage read_preproc(std::string const& path, bool with_truth = false);
 
 /// Reads TRUTH_FLUX / TRUTH_WAVE (and OBJTYPE from FIBERMAP when there is one); nullopt when
 /// the file has no TRUTH_FLUX. Throws InputError when they are present but malformed.

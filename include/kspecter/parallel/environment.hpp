@@ -22,6 +22,10 @@ struct EnvironmentOptions {
 /// about errors every rank sees alike (bad arguments).
 int launcher_rank();
 
+/// The number of processes the launcher started, as it announces it in the environment; 1
+/// when none did.
+int launcher_size();
+
 /// True when mpiexec, mpirun or srun started this process (their rank variable is set).
 bool started_by_launcher();
 

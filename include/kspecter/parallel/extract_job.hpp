@@ -37,6 +37,13 @@ struct JobOptions {
 /// Kokkos, so it may run while they start; pass the result as JobOptions::first_input.
 std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions const& options);
 
+/// Starts inflating the gzipped inputs of the first frames the job's schedule will give this
+/// process, taking its rank and the job's size from the launcher's environment
+/// (launcher_rank, launcher_size): run before MPI and Kokkos start, a batch's first frames
+/// then inflate during their start-up. A frame the job then gives another rank costs only
+/// the wasted inflation; its bytes are dropped at the job's end.
+void prefetch_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options);
+
 /// What the job tells its front end while it runs. Every method has a silent default.
 class JobProgress {
  public:

@@ -35,6 +35,7 @@ struct JobFrame {
   std::string output;                   // frame file (FITS, or HDF5 for .h5); empty: none
   std::string model;                    // model image file; empty: none
   bool keep_result = false;             // return the gathered FrameResult (JobOutcome::results)
+  bool truth = false;                   // read the image's simulated truth with it (file_image)
   std::string origin;                   // where it was given ("list.txt:3"), for messages
 };
 
