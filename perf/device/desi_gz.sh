@@ -5,7 +5,8 @@
 # .fits.gz in and out as one `extract --batch`, on one GPU (pinned to 16 cores, a GPU's share
 # of a node) and, where the machine has four, on four GPUs with one rank each. Builds nothing:
 #   bash perf/gpu_run.sh exec perf/device/desi_gz.sh          (device tool, carry [".gpu"])
-# after `perf/gpu_run.sh stage` here. Logs under $OUT; a summary last.
+# after `perf/gpu_run.sh stage` here. Logs under $OUT; a summary last. KSPECTER_GZ_SKIP_BENCH=1
+# leaves out the benchmarks (read, write, gzip).
 set -uo pipefail
 B="$KSPECTER_BDIR" cli="$KSPECTER_CLI" mpiexec="${KSPECTER_MPIEXEC:-mpiexec}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,7 +32,7 @@ done
 ls -l "$w"/preproc-r0-00000001.* | tee -a "$out/sizes.txt"
 
 # ---- the benchmarks: read (plain, gz), write a frame (plain, gz), gzip by library and level
-{
+[ "${KSPECTER_GZ_SKIP_BENCH:-0}" = 1 ] || {
   "${pin[@]}" "$B/perf/bench_read_preproc" "$w/preproc-r0-00000001.fits" "$w/preproc-r0-00000001.fits.gz" --repeat 5
   "${pin[@]}" "$B/perf/bench_write_frame" --reps 5 --dir "$w"
   "${pin[@]}" "$B/perf/bench_write_frame" --reps 5 --dir "$w" --gz

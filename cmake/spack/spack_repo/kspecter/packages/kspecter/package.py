@@ -7,7 +7,8 @@
 #   spack repo add <kspecter>/cmake/spack/spack_repo/kspecter
 #   spack install kspecter +cuda cuda_arch=90      (or ~cuda +openmp, +rocm amdgpu_target=gfx90a)
 #   spack test run kspecter
-# or through <kspecter>/spack.yaml, which builds the checkout itself.
+# or through an environment that builds the checkout itself: <kspecter>/spack/hopper/spack.yaml
+# (H100/H200, cuda_arch=90) or <kspecter>/spack/perlmutter/spack.yaml (A100, cuda_arch=80).
 
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 from spack_repo.builtin.build_systems.cuda import CudaPackage
@@ -35,19 +36,27 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
     variant("openmp", default=True, description="OpenMP backend (through Kokkos)")
     variant("serial", default=True, description="Serial backend (through Kokkos)")
     variant("mpi", default=True, description="Distribute bundles and frames over MPI ranks")
-    variant("hdf5", default=True, description="Write frames as HDF5 as well as FITS")
+    # Off by default: no DESI tool reads HDF5 frames; FITS (.fits, .fits.gz) is always built.
+    variant("hdf5", default=False, description="Write frames as HDF5 as well as FITS")
     variant("python", default=False, description="Build the Python module (pybind11)")
     variant("tests", default=False, description="Build the GoogleTest suite and the benchmarks")
 
     depends_on("c", type="build")
     depends_on("cxx", type="build")
     depends_on("cmake@3.18:", type="build")
+    # cmake/Find{CFITSIO,ERFA,ISAL}.cmake ask pkg-config first, then search the prefixes.
+    depends_on("pkgconfig", type="build")
 
-    # kspecter keeps to the Kokkos API shared by 3.4 to 4.x and develop (behind
-    # core/kokkos_compat.hpp) and compiles in the C++ standard of its Kokkos (C++20 for 5.x).
-    # Tested with Kokkos 3.4.01 (Debian), 4.6.01 and 4.6.99 (develop, C++20); the oldest in
-    # spack-packages is 4.4.00, and +cuda_lambda below matters only for older site Kokkos.
-    depends_on("kokkos@3.7:")
+    # ---------------------------------------------------------------- Kokkos
+    # The Kokkos versions kspecter has been built and tested against: 3.4.01 (Debian's
+    # Trilinos 13.2, OpenMP and CUDA) and 4.6.01 (OpenMP and Serial, as C++17 and as C++20);
+    # everything between them differs only behind core/kokkos_compat.hpp. 3.7.02 is the oldest
+    # Kokkos in spack-packages (and the first that knows Hopper without kspecter's patch). Kokkos
+    # 5.x needs C++20 and has not been built with kspecter: it is left out until it has.
+    depends_on("kokkos@3.7:4.6")
+    # kspecter compiles in the C++ standard its Kokkos was built with
+    # (cmake/kspecter_cxx_standard.cmake) and needs at least C++17; Kokkos 3.x offers 14.
+    conflicts("^kokkos cxxstd=14", msg="kspecter is C++17 and takes the C++ standard of Kokkos")
 
     # The backends are Kokkos': kspecter compiles its kernels for every backend its Kokkos
     # has, so each variant is passed on to Kokkos, both ways.
@@ -57,21 +66,38 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
     conflicts("~openmp~serial", msg="kspecter needs a host backend (openmp or serial)")
     conflicts("+cuda", when="+rocm", msg="Kokkos builds one GPU backend at a time")
 
-    conflicts("+cuda", when="cuda_arch=none", msg="CUDA builds need cuda_arch (90 for H100)")
+    # CUDA: the user's cuda_arch (CudaPackage), one value, passed on to Kokkos (whose cuda_arch
+    # takes one value). Kokkos up to 4.7.0 refuses CUDA 13 in its recipe, so CUDA is 12.x here.
+    conflicts("+cuda", when="cuda_arch=none", msg="CUDA builds need cuda_arch (80 A100, 90 H100)")
     for _arch in CudaPackage.cuda_arch_values:
         depends_on(f"kokkos+cuda cuda_arch={_arch}", when=f"+cuda cuda_arch={_arch}")
-    # Device lambdas are an option of Kokkos 3 (always on from Kokkos 4).
-    requires("^kokkos+cuda_lambda", when="+cuda ^kokkos@:3")
-    # kspecter's .cpp files are compiled by the C++ compiler (nvcc_wrapper or clang), not as
-    # CMake's CUDA language.
+    # Device lambdas (KOKKOS_LAMBDA) are Kokkos' variant cuda_lambda, which exists only for
+    # kokkos@:4 +cuda, default off (in 5.x lambdas are always on and the variant is gone).
+    # ~cuda_lambda passes -DKokkos_ENABLE_CUDA_LAMBDA=OFF: Kokkos 3.x and 4.0.x then build
+    # without device lambdas; 4.1 to 4.6 force them on with a deprecation message, or stop with
+    # a fatal error where Kokkos_ENABLE_DEPRECATED_CODE_4 is off.
+    requires("^kokkos+cuda_lambda", when="+cuda ^kokkos@:4")
+    # Kokkos' recipe stops a +cuda build (InstallError in its cmake_args) unless it has
+    # +wrapper (nvcc_wrapper), +cmake_lang or a clang/cce compiler; with GCC that is +wrapper.
+    depends_on("kokkos+wrapper", when="+cuda %gcc")
+    # kspecter's .cpp files are compiled by the C++ compiler (nvcc_wrapper or clang for CUDA,
+    # hipcc for HIP), not as CMake's CUDA or HIP language.
     conflicts("^kokkos+cmake_lang", when="+cuda")
+    conflicts("^kokkos+cmake_lang", when="+rocm")
 
+    # HIP: the user's amdgpu_target (ROCmPackage), one value, passed on to Kokkos; kspecter
+    # is then compiled with hipcc (docs/building-gpu.md).
     conflicts("+rocm", when="amdgpu_target=none", msg="HIP builds need amdgpu_target (gfx90a)")
     for _target in ROCmPackage.amdgpu_targets:
         depends_on(f"kokkos+rocm amdgpu_target={_target}", when=f"+rocm amdgpu_target={_target}")
 
+    # ---------------------------------------------------------------- the rest
+    # Everything CMakeLists.txt finds: CFITSIO, ERFA, zlib, ISA-L (igzip: gzip inflate and
+    # parallel deflate; Debian's 2.30.0 is the one built and tested), HDF5, MPI.
     depends_on("cfitsio")
     depends_on("erfa")
+    depends_on("zlib-api")
+    depends_on("isa-l@2.30:")
     depends_on("mpi", when="+mpi")
     depends_on("hdf5+mpi", when="+hdf5+mpi")
     depends_on("hdf5~mpi", when="+hdf5~mpi")
