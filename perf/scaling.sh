@@ -136,6 +136,7 @@ for np in $ranks; do
       || { cat "$dir.out" "$dir.err" >> "$log"; say "FAILED at $np ranks"; exit 1; }
     cmd_s=$(since "$t1")
     cat "$dir.out" >> "$log"; grep -E 'frame [0-9]+/[0-9]+ written' "$dir.err" | tail -n 3 >> "$log" || true
+    cp "$dir.err" "$out/scaling-$label-np$np-run$rep.err"
     line="$(grep -E '^extracted [0-9]+ frames' "$dir.out")"
     job_s="$(echo "$line" | sed -E 's/.* in ([0-9.]+) s on.*/\1/')"
     busy="$(echo "$line" | sed -E 's/.*extracted for ([0-9.]+) s.*/\1/')"

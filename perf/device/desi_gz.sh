@@ -83,6 +83,21 @@ timeout 400 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 
 if [ "$ngpu" -ge 4 ]; then
   timeout 300 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label 4gpu --reuse 2>&1 | tail -n 6
 fi
+# The host threads of a GPU rank: OpenMP's spinning workers (libgomp's active wait) against
+# the I/O threads, and fewer Kokkos host threads (--threads-per-rank sets OMP_NUM_THREADS).
+if [ "${KSPECTER_GZ_VARIANTS:-0}" = 1 ]; then
+  OMP_WAIT_POLICY=passive timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 \
+    --label 1gpu-passive --reuse 2>&1 | tail -n 2
+  OMP_WAIT_POLICY=passive timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 \
+    --threads-per-rank 4 --label 1gpu-t4 --reuse 2>&1 | tail -n 2
+  if [ "$ngpu" -ge 4 ]; then
+    OMP_WAIT_POLICY=passive timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" \
+      --label 4gpu-passive --reuse 2>&1 | tail -n 2
+    OMP_WAIT_POLICY=passive timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" \
+      --threads-per-rank 4 --label 4gpu-t4 --reuse 2>&1 | tail -n 2
+  fi
+fi
+(cd "$out" && tar czf /tmp/logs.tgz --exclude=logs.tgz *.err *.log 2>/dev/null && mv /tmp/logs.tgz "$out/")
 echo "==== summary"
 printf '%s\n' "${sum[@]}"
 cat "$out/scaling.csv" 2>/dev/null
