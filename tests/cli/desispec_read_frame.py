@@ -7,7 +7,8 @@
    (IMAGE primary, IVAR, MASK tile-compressed int16, READNOISE, FIBERMAP, gzip, checksums),
    with the header keywords of a science exposure (CAMERA, FLAVOR, NIGHT, EXPID, EXPTIME,
    MJD-OBS, TARGTRA, TARGTDEC);
-3. `kspecter extract` takes it as desi_proc calls desi_extract_spectra, into frame-r0-EXPID.fits;
+3. `kspecter extract` takes it as desi_proc calls desi_extract_spectra, into frame-r0-EXPID.fits
+   and, as desi_proc names it, frame-r0-EXPID.fits.gz;
 4. desispec's io.frame.read_frame reads the frame into its Frame; the script prints
    Frame.vet() (0: the frame passes), len(frame.fibers) against nspec, what frame[0:2] gives,
    and the header, FIBERMAP, MASK and SCORES desispec sees.
@@ -208,13 +209,18 @@ def main():
     sim = os.path.join(args.workdir, "simulated.fits")
     preproc = os.path.join(args.workdir, "preproc-r0-00067784.fits.gz")
     frame = os.path.join(args.workdir, "frame-r0-00067784.fits")
+    frame_gz = frame + ".gz"
     run([args.kspecter, "simulate", "-p", psf, "-o", sim, "-n", str(args.nspec),
          "--seed", "1", "--log-level", "quiet"] + ([] if args.psf else ["-w", "6020,6180,0.8"]))
     make_desi_preproc(sim, preproc, args.nspec)
     # As desi_proc calls desi_extract_spectra for a science exposure.
-    run([args.kspecter, "extract", "-i", preproc, "-p", psf, "-o", frame,
-         "-n", str(args.nspec), "--barycentric-correction", "--no-truth"] + args.extra.split())
-    sys.exit(0 if check_frame(frame, args.nspec) else 1)
+    ok = True
+    for out in (frame, frame_gz):
+        run([args.kspecter, "extract", "-i", preproc, "-p", psf, "-o", out,
+             "-n", str(args.nspec), "--barycentric-correction", "--no-truth"] + args.extra.split())
+        print("==", out)
+        ok = check_frame(out, args.nspec) and ok
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
