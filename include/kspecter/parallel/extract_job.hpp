@@ -1,7 +1,7 @@
 // A whole extraction job, the same for every front end (the `kspecter` CLI, the Python module):
 // one frame or many, from files or from memory, spread over the ranks of a communicator
-// (frame_schedule.hpp). Each rank reads its next frame and writes its last one on a background
-// thread (io_worker.hpp) while the device extracts; ranks that share a frame split its bundles
+// (frame_schedule.hpp). Each rank reads its next frames and writes its last ones on background
+// threads (io_worker.hpp) while the device extracts; ranks that share a frame split its bundles
 // and gather them; a failure anywhere stops every rank at its next frame, and all of them learn
 // it (job_monitor.hpp). What the job says while it runs goes to a JobProgress.
 #pragma once

@@ -1,8 +1,8 @@
-// One background thread that runs file reads and writes in the order they were submitted,
+// A background thread that runs file reads and writes in the order they were submitted,
 // so that the next frame's input is read and the last frame's output written while the
-// device extracts. One thread, not a pool: CFITSIO and HDF5 then never see two calls at once
-// (neither library is reliably thread-safe as Debian builds it), and the caller's thread
-// keeps MPI (MPI_THREAD_FUNNELED) and Kokkos to itself.
+// device extracts. The job runs two for reads and two for writes where CFITSIO is reentrant
+// (io::files_on_several_threads; HDF5 frames are written one at a time), and one for all of
+// it otherwise; the caller's thread keeps MPI (MPI_THREAD_FUNNELED) and Kokkos to itself.
 #pragma once
 
 #include <condition_variable>
