@@ -9,10 +9,34 @@
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/backend.hpp>
+#include <kspecter/io/output_path.hpp>
 
 #include <string>
 
 namespace kspecter::cli {
+
+namespace {
+
+/// The pre-flight of the outputs: every frame's output and model named, writable (folder
+/// there, nothing but a regular file at the path) and distinct, before anything is read or
+/// written. A failure found only when a frame is written would come after it replaced the
+/// previous one, or after minutes of extraction.
+void check_outputs(ExtractJob const& job) {
+  for (auto const& f : job.frames) {
+    std::string const where = f.origin.empty() ? "" : f.origin + ": ";
+    if (f.output.empty())
+      throw ParameterError("extract: " + where + "--output is empty: give a file name");
+    io::check_output_path(f.output);
+  }
+  if (job.model.empty()) return;
+  io::check_output_path(job.model);
+  for (auto const& f : job.frames)
+    if (io::same_output_file(f.output, job.model))
+      throw ParameterError("extract: --model " + job.model + " and --output " + f.output +
+                           " are the same file: the model would replace the frame");
+}
+
+}  // namespace
 
 int run_extract(int argc, char** argv) {
   ArgParser args("extract",
@@ -117,9 +141,25 @@ int run_extract(int argc, char** argv) {
       if (!args.has(needed))
         throw ParameterError(std::string("extract: --") + needed + " is required (or --batch)");
     job.frames = {{args.get("input"), args.get("psf"), args.get("output"), {}, ""}};
-    if (args.has("model")) job.model = args.get("model");
+    if (args.has("model")) {
+      job.model = args.get("model");
+      if (job.model.empty())
+        throw ParameterError("extract: --model is empty: give a file name, or leave -m out");
+    }
   }
+  // Counts: a negative one is a mistake, never "all" or "the default".
+  if (args.has("nspec") && opt.nspec < 1)
+    throw ParameterError("extract: --nspec must be 1 or more (leave it out for every fiber), got " +
+                         std::to_string(opt.nspec));
+  if (args.has("psferr") && !(opt.psferr >= 0))
+    throw ParameterError("extract: --psferr must be 0 or more (leave it out for the PSF's), got " +
+                         args.get("psferr"));
+  for (char const* count : {"specmin", "bundlesize", "nsubbundles", "nwavestep", "wavepad"})
+    if (args.get_int(count) < 0)
+      throw ParameterError(std::string("extract: --") + count + " must be 0 or more, got " +
+                           args.get(count));
   job.options = opt;
+  check_outputs(job);
 
   // A single frame is read, and a batch's first gzipped frames are inflated, while the GPU
   // driver, MPI and Kokkos start up (0.3 s and more on a node).

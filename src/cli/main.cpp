@@ -3,6 +3,7 @@
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/version.hpp>
+#include <kspecter/io/output_path.hpp>
 #include <kspecter/parallel/environment.hpp>
 
 #include <cstdio>
@@ -41,6 +42,9 @@ void usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is printed: SIGPIPE (stdout or stderr read by a pipe that closed) must
+  // not kill the run, and SIGXFSZ must fail the write instead (io/atomic_output.hpp).
+  kspecter::io::install_output_signal_handlers();
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -26,6 +26,11 @@ void ExtractOptions::validate(int nfiber) const {
   require(specmin >= 0 && specmin < nfiber, "specmin " + std::to_string(specmin) +
                                                 " outside the PSF's fibers 0.." +
                                                 std::to_string(nfiber - 1));
+  // -1 is the one value that means "every fiber" (the CLI's and Python's None): another
+  // negative count is a mistake, never silently "all".
+  require(
+      nspec == -1 || nspec >= 1,
+      "nspec must be 1 or more (-1: every fiber from specmin on), got " + std::to_string(nspec));
   int const ns = resolved_nspec(nfiber);
   require(ns >= 1 && specmin + ns <= nfiber, "nspec " + std::to_string(ns) + " from specmin " +
                                                  std::to_string(specmin) + " exceeds the PSF's " +
@@ -47,7 +52,8 @@ void ExtractOptions::validate(int nfiber) const {
   require(bundles_per_batch >= -1, "bundles_per_batch must be -1 (the backend's), 0 or more");
   require(pixpad_frac >= 0 && pixpad_frac <= 1, "pixpad_frac must be in [0, 1]");
   require(regularize >= 0 && std::isfinite(regularize), "regularize must be >= 0");
-  require(std::isfinite(psferr), "psferr must be finite");
+  require(std::isfinite(psferr) && (psferr >= 0 || psferr == -1),
+          "psferr must be 0 or more (-1: the PSF's PSFERR), got " + std::to_string(psferr));
   require(eig_rel_clip >= 0 && eig_rel_clip < 1, "eig_rel_clip must be in [0, 1)");
 }
 

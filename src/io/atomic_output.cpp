@@ -9,11 +9,13 @@
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <random>
 
 namespace kspecter::io {
 
@@ -50,9 +52,10 @@ void unregister_temp(int slot) {
 
 // ---------------------------------------------------------------- termination signals
 int const termination_signals[] = {SIGTERM, SIGINT, SIGHUP};
-std::atomic<bool> terminating{false};    // a termination signal has arrived
-std::atomic<int> creating{0};            // threads inside AtomicOutput::create
-struct sigaction previous_action[NSIG];  // what each signal did before our handler
+std::atomic<bool> terminating{false};     // a termination signal has arrived
+std::atomic<bool> file_too_large{false};  // SIGXFSZ has arrived: a write failed with EFBIG
+std::atomic<int> creating{0};             // threads inside AtomicOutput::create
+struct sigaction previous_action[NSIG];   // what each signal did before our handler
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
 void termination_set(sigset_t* set) {
@@ -95,9 +98,28 @@ extern "C" void remove_temps_and_pass_on(int sig, siginfo_t* info, void* context
   errno = saved;
 }
 
+// SIGXFSZ: a write went past the file size limit (ulimit -f). Its default action kills the
+// process (leaving the temporaries); handled, the write fails with EFBIG instead, the writer
+// throws, and the temporary is removed as for any failed write.
+extern "C" void note_file_too_large(int) { file_too_large.store(true); }
+
 void install_signal_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // SIGPIPE (a reader of stdout or stderr went away, `| head`) would kill the run in the
+    // middle of a write: ignored, a write to the closed pipe fails with EPIPE instead.
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL)
+      ::signal(SIGPIPE, SIG_IGN);
+    if (::sigaction(SIGXFSZ, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL) {
+      struct sigaction sa {};
+      sa.sa_handler = note_file_too_large;
+      sa.sa_flags = SA_RESTART;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(SIGXFSZ, &sa, nullptr);
+    }
     for (int sig : termination_signals) {
       struct sigaction old {};
       if (::sigaction(sig, nullptr, &old) != 0) continue;
@@ -124,19 +146,58 @@ std::string host_tag() {
   return h;
 }
 
-// Removes ".NAME.tmp.HOST.PID" left in `dir` by processes of this host that no longer exist
-// (killed while writing). Best effort: a folder that cannot be listed is left as it is.
+// 64 random bits as 16 hex digits, fresh for every temporary: two writers that are each PID 1
+// of their own PID namespace on one host (containers), or two threads of one process writing
+// the same output, still get different temporaries.
+std::string random_tag() {
+  std::uint64_t bits = 0;
+  try {
+    std::random_device rd;  // getrandom(2) or /dev/urandom
+    bits = (std::uint64_t(rd()) << 32) ^ rd();
+  } catch (...) {
+  }
+  static std::atomic<std::uint64_t> counter{0};  // should the device fail: still unique here
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  bits ^= (std::uint64_t(t.tv_nsec) + counter.fetch_add(1)) * 0x9E3779B97F4A7C15ull ^
+          std::uint64_t(t.tv_sec);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(bits));
+  return buf;
+}
+
+// The output's file name as it appears in its temporary's: whole when the temporary's name
+// fits NAME_MAX (255 bytes), else its first bytes and a hash of the whole, so that every
+// name the file system takes can be written.
+std::string name_in_temp(std::string const& name, std::size_t room) {
+  if (name.size() <= room) return name;
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "~%016llx", static_cast<unsigned long long>(h));
+  return name.substr(0, room - 17) + buf;
+}
+
+// Removes ".NAME.tmp.HOST.PID.TAG" (and ".NAME.tmp.HOST.PID" of older versions) left in
+// `dir` by processes of this host that no longer exist (killed while writing). Best effort:
+// a folder that cannot be listed is left as it is.
 void remove_stale_temps(std::filesystem::path const& dir, std::string const& prefix) {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string const name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    std::string const pid_text = name.substr(prefix.size());
+    std::string pid_text = name.substr(prefix.size());
+    if (auto const dot = pid_text.find('.'); dot != std::string::npos) {
+      std::string const tag = pid_text.substr(dot + 1);
+      if (tag.size() != 16 || tag.find_first_not_of("0123456789abcdef") != std::string::npos)
+        continue;
+      pid_text.resize(dot);
+    }
     if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
       continue;
     pid_t const pid = static_cast<pid_t>(std::stol(pid_text));
-    if (pid == ::getpid()) continue;
+    if (pid == ::getpid()) continue;                      // ours, being written by another thread
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
     std::error_code rm;
     fs::remove(it->path(), rm);
@@ -145,16 +206,70 @@ void remove_stale_temps(std::filesystem::path const& dir, std::string const& pre
 
 }  // namespace
 
+bool file_size_limit_reached() { return file_too_large.load(); }
+
+void install_output_signal_handlers() { install_signal_handlers(); }
+
+void check_output_path(std::string const& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("''", "", "cannot write: the output name is empty");
+  fs::path const p(path);
+  if (!p.has_filename() || p.filename() == "." || p.filename() == "..")
+    throw InputError(path, "", "cannot write: the name ends in a folder, not a file name");
+  if (p.filename().string().size() > 255)
+    throw InputError(path, "",
+                     "cannot write: the file name has " +
+                         std::to_string(p.filename().string().size()) +
+                         " bytes, more than the 255 a file system takes");
+  fs::path const dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(path, "", "cannot write: folder '" + dir.string() + "' does not exist");
+  // The rename would replace whatever is there: only a regular file (or a link to one, which
+  // the rename replaces, leaving its target alone) may be.
+  auto const st = fs::status(p, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    char const* what = fs::is_directory(st)        ? "a folder"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_fifo(st)           ? "a named pipe (FIFO)"
+                       : fs::is_socket(st)         ? "a socket"
+                                                   : "not a regular file";
+    throw InputError(path, "",
+                     std::string("cannot write: it exists and is ") + what +
+                         ", which an output would replace; only regular files are overwritten");
+  }
+}
+
+bool same_output_file(std::string const& a, std::string const& b) {
+  namespace fs = std::filesystem;
+  if (a == b) return true;
+  std::error_code ec1, ec2;
+  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1) && !ec1;
+  // One at least does not exist yet: compare the folders (resolved) and the names.
+  auto resolved = [](std::string const& s) {
+    fs::path const p(s);
+    std::error_code ec;
+    fs::path const dir = fs::weakly_canonical(
+        fs::absolute(p.has_parent_path() ? p.parent_path() : fs::path("."), ec), ec);
+    return (dir / p.filename()).lexically_normal();
+  };
+  return resolved(a) == resolved(b);
+}
+
 AtomicOutput::AtomicOutput(std::string final_path) : final_(std::move(final_path)) {
   namespace fs = std::filesystem;
+  check_output_path(final_);
   fs::path const p(final_);
   fs::path const dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir))
-    throw InputError(final_, "", "cannot write: folder '" + dir.string() + "' does not exist");
-  // Same folder, so the rename is atomic; host and pid in the name keep concurrent writers
-  // apart and tell a stale temporary from a live one.
-  std::string const prefix = "." + p.filename().string() + ".tmp." + host_tag() + ".";
-  temp_ = (dir / (prefix + std::to_string(::getpid()))).string();
+  // Same folder, so the rename is atomic; host, pid and a random tag in the name keep
+  // concurrent writers apart (PID namespaces included) and tell a stale temporary from a
+  // live one. 1 + 5 + 32 (host) + 1 + 10 (pid) + 1 + 16 (tag) bytes around the name.
+  std::string host = host_tag();
+  if (host.size() > 32) host.resize(32);
+  std::string const name = name_in_temp(p.filename().string(), 255 - 66);
+  std::string const prefix = "." + name + ".tmp." + host + ".";
+  temp_ = (dir / (prefix + std::to_string(::getpid()) + "." + random_tag())).string();
   remove_stale_temps(dir, prefix);
   std::remove(temp_.c_str());
   install_signal_handlers();

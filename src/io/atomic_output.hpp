@@ -2,8 +2,10 @@
 // sees a half-written file and a failed or interrupted write leaves the previous file
 // untouched.
 //
-// The temporary is ".NAME.tmp.HOST.PID" in the output's folder (same file system: the rename
-// is atomic). What becomes of it:
+// The temporary is ".NAME.tmp.HOST.PID.TAG" in the output's folder (same file system: the
+// rename is atomic), TAG 16 random hex digits drawn for each temporary (two processes that are
+// each PID 1 of their own PID namespace differ there); a NAME too long for the temporary's
+// name to fit 255 bytes is cut and a hash of it added. What becomes of it:
 //   - the write fails (exception): the destructor removes it;
 //   - the process gets SIGTERM, SIGINT or SIGHUP: a handler removes every temporary still
 //     being written, then passes the signal on to the disposition it found: the default
@@ -12,10 +14,16 @@
 //     may have one). The handlers are installed with the first AtomicOutput; a signal that
 //     is ignored (nohup) stays ignored. Once such a signal has come, no new temporary is
 //     created (create() throws), so a process that goes on leaves none behind either;
+//   - SIGPIPE (found at its default) is ignored: a write to a closed pipe (stdout or stderr
+//     read by `| head`) fails with EPIPE instead of killing the run; SIGXFSZ (found at its
+//     default) is caught: a write past `ulimit -f` fails with EFBIG, the writer throws an
+//     error naming the file (file_size_limit_reached() says why) and the temporary goes;
 //   - the process is killed outright (SIGKILL, power loss): the temporary stays. The next
 //     AtomicOutput for the same output on the same host removes every ".NAME.tmp.HOST.PID"
 //     whose process is gone; those of other hosts (a shared file system) are left to them.
 #pragma once
+
+#include <kspecter/io/output_path.hpp>
 
 #include <signal.h>
 

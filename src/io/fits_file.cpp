@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <streambuf>
 
@@ -201,6 +202,35 @@ void FitsReader::scan() {
       h.padded_end = size_ + 1;
     }
     hdus_.push_back(h);
+  }
+  // A header or data unit that ends early anywhere makes the whole file truncated, whether or
+  // not the reader asks for that HDU: a cut inside an optional HDU (READNOISE, FIBERMAP) would
+  // otherwise go unseen, or the HDU would be taken for missing and made up.
+  for (auto const& h : hdus_)
+    if (h.padded_end > size_) {
+      hdu_ = h.extname.empty() ? "HDU " + std::to_string(h.index) : h.extname;
+      fail("the file is truncated: the data of this HDU end at byte " +
+           std::to_string(h.padded_end) + " but the file has only " + std::to_string(size_) +
+           " bytes");
+    }
+  long long const end = hdus_.back().padded_end;
+  if (size_ > end) {
+    // What follows the last HDU CFITSIO could read: a header cut short (or a header it could
+    // not parse, which is no better), unless it is only the zeros some writers pad with.
+    std::string head(8, '\0');
+    if (memory_ptr_) {
+      std::memcpy(head.data(), static_cast<char const*>(memory_ptr_) + end,
+                  std::size_t(std::min<long long>(8, size_ - end)));
+    } else {
+      std::ifstream in(path_, std::ios::binary);
+      in.seekg(end);
+      in.read(head.data(), 8);
+    }
+    if (head.compare(0, 8, "XTENSION") == 0) {
+      hdu_ = "HDU " + std::to_string(hdus_.back().index + 1);
+      fail("the file is truncated: the header that starts at byte " + std::to_string(end) +
+           " ends before its END card (" + std::to_string(size_ - end) + " bytes left)");
+    }
   }
 }
 

@@ -114,6 +114,108 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
   return static_cast<std::uint64_t>(per_group * gcount);
 }
 
+// What CFITSIO converts a keyword's value to when it parses it on its own, before kspecter
+// asks: the tile-compression keywords as it moves to a compressed image
+// (imcomp_get_compressed_image_par and the ZIMAGE test), and the scaling and null keywords
+// of images and tables as it moves to any HDU.
+enum class ValueKind { none, integer, real, integer_or_real, logical, string, integer_or_string };
+
+ValueKind parsed_kind(std::string_view key) {
+  while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+  auto indexed = [&](std::string_view stem) {  // STEMn, n = 1-999
+    if (key.size() <= stem.size() || key.size() > stem.size() + 3 ||
+        key.substr(0, stem.size()) != stem)
+      return false;
+    std::string_view const n = key.substr(stem.size());
+    return n[0] != '0' && n.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (key == "ZBITPIX" || key == "ZNAXIS" || key == "ZBLANK" || key == "ZDITHER0" ||
+      key == "ZPCOUNT" || key == "ZGCOUNT" || key == "ZTHEAP" || key == "BLANK" || key == "THEAP" ||
+      key == "TFIELDS" || indexed("ZNAXIS") || indexed("ZTILE"))
+    return ValueKind::integer;
+  if (indexed("ZVAL")) return ValueKind::integer_or_real;
+  if (key == "ZSCALE" || key == "ZZERO" || key == "BSCALE" || key == "BZERO" || indexed("TSCAL") ||
+      indexed("TZERO"))
+    return ValueKind::real;
+  if (key == "ZIMAGE" || key == "ZSIMPLE" || key == "ZEXTEND") return ValueKind::logical;
+  if (key == "ZCMPTYPE" || key == "ZQUANTIZ" || key == "ZTENSION" || indexed("ZNAME"))
+    return ValueKind::string;
+  if (indexed("TNULL")) return ValueKind::integer_or_string;  // string in ASCII tables
+  return ValueKind::none;
+}
+
+bool is_integer_text(std::string_view t) {
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.remove_prefix(1);
+  return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool is_real_text(std::string_view t) {  // FITS 4.0 §4.2.4: [sign] digits [. digits] [E|D exp]
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.remove_prefix(1);
+  std::size_t const e = t.find_first_of("EeDd");
+  std::string_view const mantissa = t.substr(0, e);
+  std::size_t const dot = mantissa.find('.');
+  std::string_view const whole = mantissa.substr(0, dot);
+  std::string_view const frac =
+      dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+  auto digits = [](std::string_view d) {
+    return d.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (!digits(whole) || !digits(frac) || whole.size() + frac.size() == 0) return false;
+  return e == std::string_view::npos || is_integer_text(t.substr(e + 1));
+}
+
+/// Why the value field `value` is not one CFITSIO converts safely to `kind`, or "" when it
+/// is. CFITSIO 4.2 reports a failed conversion by appending 30 characters of the value to a
+/// message in an 81-byte buffer already holding up to 58 (ffc2j, ffc2jj, ffc2i …): a value
+/// of 28 characters or more that does not convert overruns it (glibc aborts the process).
+/// So the value must be of the kind asked for, and short.
+std::string value_problem(std::string_view value, ValueKind kind) {
+  if (value.empty() || value[0] == '/') return "no value";
+  std::string_view token;
+  std::string_view rest;
+  if (value[0] == '\'') {
+    std::size_t end = 1;
+    for (;; ++end) {
+      end = value.find('\'', end);
+      if (end == std::string_view::npos) return "a string without its closing quote";
+      if (end + 1 < value.size() && value[end + 1] == '\'') {
+        ++end;  // '' inside a string
+        continue;
+      }
+      break;
+    }
+    token = value.substr(0, end + 1);
+    rest = value.substr(end + 1);
+    if (kind != ValueKind::string && kind != ValueKind::integer_or_string)
+      return "a string where a number or logical is expected";
+  } else {
+    if (value[0] == '(') return "a complex number, which this keyword never holds";
+    std::size_t const end = value.find_first_of(" /");
+    token = value.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : value.substr(end);
+    bool const ok = kind == ValueKind::logical ? token == "T" || token == "F"
+                    : kind == ValueKind::integer || kind == ValueKind::integer_or_string
+                        ? is_integer_text(token)
+                    : kind == ValueKind::real || kind == ValueKind::integer_or_real
+                        ? is_real_text(token)
+                        : false;
+    if (!ok)
+      return std::string("'") + std::string(token.substr(0, 20)) +
+             (token.size() > 20 ? "..." : "") + "', not " +
+             (kind == ValueKind::logical                                      ? "T or F"
+              : kind == ValueKind::string                                     ? "a quoted string"
+              : kind == ValueKind::real || kind == ValueKind::integer_or_real ? "a number"
+                                                                              : "an integer");
+    if (token.size() >= 28)
+      return "a number written in " + std::to_string(token.size()) +
+             " characters (at most 27 are read safely)";
+  }
+  std::size_t const after = rest.find_first_not_of(' ');
+  if (after != std::string_view::npos && rest[after] != '/')
+    return "text after the value that is not a '/' comment";
+  return {};
+}
+
 }  // namespace
 
 void guard_fits_headers(std::string const& path) {
@@ -143,6 +245,13 @@ void guard_fits_headers(std::string const& path, std::istream& in) {
                                ") gives a tile size of " +
                                (v ? std::to_string(*v) : std::string("no integer")) +
                                ": tiles are a whole number of pixels, at least 1");
+      }
+      if (ValueKind const kind = parsed_kind(std::string_view(h.cards[i]).substr(0, 8));
+          kind != ValueKind::none) {
+        if (std::string const why = value_problem(value_field(h.cards[i]), kind); !why.empty())
+          throw InputError(path, name,
+                           "header card " + std::to_string(i + 1) + " (" + h.cards[i].substr(0, 8) +
+                               ") has " + why + ": not a value CFITSIO reads safely");
       }
       if (token.size() >= 70)
         throw InputError(path, name,

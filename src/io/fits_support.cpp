@@ -21,6 +21,8 @@ std::string fits_message(int status) {
   if (fits_read_errmsg(detail) && detail[0] && msg.find(detail) == std::string::npos)
     msg += std::string(" (") + detail + ")";
   fits_clear_errmsg();
+  if (file_size_limit_reached())
+    msg += "; the process's file size limit (ulimit -f) was reached: EFBIG, File too large";
   return msg + " [status " + std::to_string(status) + "]";
 }
 

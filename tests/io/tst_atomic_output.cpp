@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <atomic>
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -195,6 +198,78 @@ TEST_F(AtomicOutputSignals, an_ignored_signal_stays_ignored) {
       },
       ::testing::ExitedWithCode(0), "");
   EXPECT_TRUE(fs::exists(out_path));
+  EXPECT_EQ(temporaries(dir), 0);
+}
+
+// Issue 36, class 9: SIGPIPE (a log reader gone, `| head`) does not kill the run, and SIGXFSZ
+// (`ulimit -f`) makes the write fail with EFBIG instead of killing it with the temporary left.
+TEST_F(AtomicOutputSignals, sigpipe_and_sigxfsz_fail_writes_instead_of_killing) {
+  std::string const out_path = dir + "/big.fits";
+  EXPECT_EXIT(
+      {
+        ::signal(SIGPIPE, SIG_DFL);
+        ::signal(SIGXFSZ, SIG_DFL);
+        auto out = std::make_unique<AtomicOutput>(out_path);
+        create_empty(*out);
+        ::raise(SIGPIPE);
+        int fds[2];
+        require(::pipe(fds) == 0, "pipe");
+        ::close(fds[0]);
+        require(::write(fds[1], "x", 1) < 0 && errno == EPIPE, "no EPIPE from a closed pipe");
+        rlimit lim;
+        lim.rlim_cur = lim.rlim_max = 4096;
+        require(::setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+        int const fd = ::open(out->temp_path().c_str(), O_WRONLY);
+        std::string const block(8192, 'x');
+        ssize_t const n = ::write(fd, block.data(), block.size());
+        ssize_t const m = ::write(fd, block.data(), block.size());
+        require(n == 4096 && m < 0 && errno == EFBIG, "no EFBIG past the limit");
+        require(kspecter::io::file_size_limit_reached(), "SIGXFSZ was not noted");
+        ::close(fd);
+        out.reset();  // the failed write's temporary goes, as after any failed write
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(temporaries(dir), 0);
+}
+
+// Class 10: two writers of one output with the same host and PID (each PID 1 of its own PID
+// namespace, or two threads) get different temporaries.
+TEST(AtomicOutputNames, writers_of_one_host_and_pid_get_different_temporaries) {
+  std::string const dir = kspecter::test::scratch_dir();
+  AtomicOutput a(dir + "/out.fits"), b(dir + "/out.fits");
+  EXPECT_NE(a.temp_path(), b.temp_path());
+  create_empty(a);
+  create_empty(b);
+  EXPECT_TRUE(fs::exists(a.temp_path()));
+  EXPECT_TRUE(fs::exists(b.temp_path())) << "the second writer's sweep removed the first's";
+}
+
+// Class 12: every legal name (up to 255 bytes) gets a temporary whose name is legal too.
+TEST(AtomicOutputNames, the_longest_names_get_temporaries_that_fit) {
+  std::string const dir = kspecter::test::scratch_dir();
+  for (std::size_t length : {1, 180, 189, 190, 241, 255}) {
+    std::string const target = dir + "/" + std::string(length, 'n');
+    AtomicOutput out(target);
+    EXPECT_LE(fs::path(out.temp_path()).filename().string().size(), 255u) << length;
+    create_empty(out);
+    out.commit();
+    EXPECT_TRUE(fs::is_regular_file(target)) << length;
+  }
+  EXPECT_THROW(AtomicOutput(dir + "/" + std::string(256, 'n')), kspecter::InputError);
+  EXPECT_EQ(temporaries(dir), 0);
+}
+
+// Classes 3 and 7: no output over something that is not a regular file, and no empty name.
+TEST(AtomicOutputNames, non_regular_targets_and_empty_names_are_refused) {
+  std::string const dir = kspecter::test::scratch_dir();
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
+  fs::create_directory(dir + "/folder");
+  for (std::string const& p :
+       {dir + "/fifo", dir + "/folder", std::string("/dev/null"), std::string(""), dir + "/"})
+    EXPECT_THROW(AtomicOutput{p}, kspecter::InputError) << p;
+  EXPECT_TRUE(fs::is_fifo(dir + "/fifo"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
   EXPECT_EQ(temporaries(dir), 0);
 }
 

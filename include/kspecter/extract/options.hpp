@@ -18,7 +18,8 @@ namespace kspecter::extract {
 struct ExtractOptions {
   // ---- what to extract
   int specmin = 0;  // first spectrum (row of the PSF, 0-based)
-  int nspec = -1;   // number of spectra; -1: every fiber of the PSF from specmin on
+  int nspec = -1;   // number of spectra; -1: every fiber of the PSF from specmin on (other
+                    // negative values are refused)
   double wmin = 0;  // wavelength grid arange(wmin, wmax + dw/2, dw), Angstrom (the CLI's
   double wmax = 0;  //   default: the PSF's range, parallel/frame_setup.cpp)
   double dw = 0.8;
@@ -37,7 +38,8 @@ struct ExtractOptions {
 
   // ---- solve (§4-5)
   double regularize = 0;        // alpha of the bins with enough light (gpu_specter --regularize)
-  double psferr = -1;           // model error for chi2pix; < 0: the PSF's PSFERR (0.01 when absent)
+  double psferr = -1;           // model error for chi2pix; -1: the PSF's PSFERR (0.01 when absent);
+                                // other negative values are refused
   double eig_rel_clip = 1e-14;  // eigenvalue floor of the block inverse square roots, relative
   /// Factorise iCov as a band matrix in wavelength-major order and make only the core fibers'
   /// covariance blocks (solve/band.hpp; the same numbers to ~1e-14); false: the dense

@@ -1,0 +1,201 @@
+// Issue 36 (Hardening II), as `kspecter extract` runs: header cards CFITSIO misreads before
+// kspecter looks (the fuzz crash), files cut short anywhere, and outputs that cannot or must
+// not be written (non-regular files, missing folders, -m = -o, empty names, long names),
+// and negative counts. Every refusal must come before the first byte is written: the
+// previous output stays as it was, byte for byte, and no temporary is left.
+#include "fits_edit.hpp"
+#include "small_inputs.hpp"
+
+#include <kspecter/io/frame_file.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace kspecter::test;
+namespace fe = kspecter::test::fits_edit;
+namespace fs = std::filesystem;
+
+class OutputsAndHeaders : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(make_small_inputs(in));
+    out = in.dir + "/frame.fits";
+    kspecter::io::FrameData prev;  // a previous output at the path
+    prev.nspec = 1;
+    prev.nwave = 2;
+    prev.wavelength = {6000, 6001};
+    prev.flux = prev.ivar = prev.chi2pix = {1, 2};
+    prev.mask = {0, 0};
+    prev.resolution = {0, 1};
+    kspecter::io::write_frame(out, prev);
+    previous = file_bytes(out);
+  }
+  void TearDown() override {
+    EXPECT_TRUE(file_bytes(out) == previous) << "the previous output was changed";
+    EXPECT_TRUE(temp_files(in.dir).empty()) << temp_files(in.dir).front();
+  }
+
+  std::string path(std::string const& name) const { return in.dir + "/" + name; }
+
+  // `kspecter <args>` (through the shell: '' is an empty argument) must exit 1 or 2 with an
+  // error naming every one of `words`.
+  static void expect_refused(std::string const& args, std::vector<std::string> const& words) {
+    SCOPED_TRACE(args);
+    auto const r = run_kspecter(args);
+    EXPECT_TRUE(r.status == 1 || r.status == 2) << "exit " << r.status << ": " << r.out;
+    EXPECT_NE(r.out.find("error"), std::string::npos) << r.out;
+    for (auto const& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << w << ": " << r.out;
+  }
+
+  SmallInputs in;
+  std::string out, previous;
+};
+
+// Class 15, the fuzz crash: CFITSIO parses the Z keywords of a compressed image as it moves
+// to the HDU, and a value it cannot convert that is 28 characters or longer overruns its
+// message buffer (glibc aborts). Every keyword it parses there must be refused first.
+TEST_F(OutputsAndHeaders, compressed_image_keywords_cfitsio_would_misread_are_refused) {
+  struct Case {
+    char const* key;
+    char const* card;
+  };
+  Case const cases[] = {
+      {"ZVAL2", "ZVAL2   = (                  2 / bytes per pixel (1, 2, 4, or 8)"},
+      {"ZVAL1", "ZVAL1   = 'thirty-two pixels per block, in words'"},
+      {"ZVAL1", "ZVAL1   = 3200000000000000000000000000000000000"},
+      {"ZBITPIX", "ZBITPIX = 'sixteen bits, a quoted string here  '"},
+      {"ZNAXIS", "ZNAXIS  = (2, 0)"},
+      {"ZNAXIS1", "ZNAXIS1 = 2.00000000000000000000000000000E+02"},
+      {"ZCMPTYPE", "ZCMPTYPE= RICE_1"},
+      {"ZNAME1", "ZNAME1  = 'BLOCKSIZE"},
+      {"ZIMAGE", "ZIMAGE  = 1"},
+  };
+  for (auto const& c : cases) {
+    std::string const bad =
+        path(std::string("bad_") + c.key + "_" + std::to_string(&c - cases) + ".fits");
+    ASSERT_NO_THROW(fe::patch_card(in.image, bad, "MASK", c.key, c.card));
+    expect_refused(extract_args(bad, in.psf, out), {bad, "'MASK'", c.key});
+  }
+}
+
+// The fuzz regressions (tests/fuzz/regressions/preproc, the ZVAL2 case among them) as the
+// executable reads them: refused with an error, never a signal.
+TEST_F(OutputsAndHeaders, fuzz_regressions_are_refused_cleanly) {
+  std::vector<std::string> files;
+  for (auto const& e : fs::directory_iterator(KSPECTER_FUZZ_REGRESSIONS "/preproc"))
+    files.push_back(e.path().string());
+  ASSERT_FALSE(files.empty());
+  bool zval = false;
+  for (auto const& f : files) {
+    zval = zval || f.find("zval") != std::string::npos;
+    expect_refused(extract_args(f, in.psf, out), {f});
+  }
+  EXPECT_TRUE(zval) << "the ZVAL2 regression is missing";
+}
+
+// Class 2: a file cut inside an HDU the run does not need (READNOISE), or inside the header of
+// one it would make up when missing (FIBERMAP), is truncated, not shorter.
+TEST_F(OutputsAndHeaders, a_file_cut_anywhere_is_truncated) {
+  for (char const* hdu : {"READNOISE", "FIBERMAP"}) {
+    auto const [head, end] = fe::hdu_extent(in.image, hdu);
+    std::string const in_header = path(std::string("cut_header_") + hdu + ".fits");
+    fe::truncate_copy(in.image, in_header, std::size_t(head + 80 * 3));
+    expect_refused(extract_args(in_header, in.psf, out), {in_header, "truncated"});
+    std::string const in_data = path(std::string("cut_data_") + hdu + ".fits");
+    fe::truncate_copy(in.image, in_data, std::size_t(end - 100));
+    expect_refused(extract_args(in_data, in.psf, out), {in_data, "truncated", hdu});
+  }
+  // Class 5: the truth, read with the image when pulls are wanted, cut short: refused before
+  // the frame or the model replaces anything (TearDown: the previous frame is intact).
+  auto const [truth_head, truth_end] = fe::hdu_extent(in.image, "TRUTH_FLUX");
+  std::string const cut_truth = path("cut_truth.fits"), model = path("model.fits");
+  fe::truncate_copy(in.image, cut_truth, std::size_t(truth_end - 100));
+  std::string args = extract_args(cut_truth, in.psf, out);
+  args.erase(args.find(" --no-truth"), 11);
+  expect_refused(args + " -m " + model, {cut_truth, "truncated", "TRUTH_FLUX"});
+  EXPECT_FALSE(fs::exists(model));
+  (void)truth_head;
+}
+
+// Class 3: the rename would replace a device, a FIFO or a folder.
+TEST_F(OutputsAndHeaders, outputs_over_non_regular_files_are_refused) {
+  std::string const fifo = path("pipe.fits"), folder = path("folder.fits");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  fs::create_directory(folder);
+  std::string const args = extract_args(in.image, in.psf, out);
+  expect_refused(extract_args(in.image, in.psf, fifo), {fifo, "named pipe"});
+  expect_refused(extract_args(in.image, in.psf, folder), {folder, "folder"});
+  expect_refused(args + " -m " + fifo, {fifo, "named pipe"});
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_directory(folder));
+  // /dev/null itself: refused, and (when the test runs as root) still a device after.
+  expect_refused(args + " -m /dev/null", {"/dev/null", "character device"});
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+// Classes 5 and 7: every output named and its folder there before anything is written.
+TEST_F(OutputsAndHeaders, missing_model_folders_and_empty_names_are_refused_first) {
+  std::string const args = extract_args(in.image, in.psf, out);
+  expect_refused(args + " -m " + path("no/such/folder/model.fits"), {"no/such/folder", "folder"});
+  expect_refused(extract_args(in.image, in.psf, "''"), {"--output", "empty"});
+  expect_refused(args + " -m ''", {"--model", "empty"});
+  std::string const list = path("list.txt");
+  std::ofstream(list) << in.image << " " << in.psf << " " << path("nowhere/frame.fits") << "\n";
+  expect_refused("extract --batch " + list + " " + small_grid + " " + small_layout +
+                     " --log-level quiet --no-truth",
+                 {"nowhere", "folder"});
+}
+
+// Class 6: -m naming the frame's file, as written or through another spelling or a link.
+TEST_F(OutputsAndHeaders, a_model_over_the_frame_is_refused) {
+  std::string const args = extract_args(in.image, in.psf, out);
+  std::string const link = path("link.fits");
+  fs::create_symlink(out, link);
+  for (std::string const& m :
+       {out, in.dir + "/./frame.fits", in.dir + "/sub/../frame.fits", link}) {
+    if (m.find("/sub/") != std::string::npos) fs::create_directories(path("sub"));
+    expect_refused(args + " -m " + m, {"same file"});
+  }
+  // And the other way round: a new frame over an existing model's link is fine to refuse
+  // too, since the names resolve to one file.
+  expect_refused(extract_args(in.image, in.psf, link) + " -m " + out, {"same file"});
+}
+
+// Class 11: negative counts are refused, naming the option, never taken for "all".
+TEST_F(OutputsAndHeaders, negative_counts_are_refused) {
+  std::string const args = extract_args(in.image, in.psf, out);
+  expect_refused(args + " -n -5", {"--nspec"});
+  expect_refused(args + " -n -1", {"--nspec"});
+  expect_refused(args + " --psferr -1", {"--psferr"});
+  expect_refused(args + " --psferr -0.5", {"--psferr"});
+  expect_refused(args + " --specmin -2", {"specmin"});
+  expect_refused(args + " --wavepad -1", {"wavepad"});
+}
+
+// Class 12: any name the file system takes can be written, however long (the temporary's
+// name must still fit 255 bytes).
+TEST_F(OutputsAndHeaders, the_longest_legal_names_are_written) {
+  for (std::size_t length : {200, 241, 250, 255}) {
+    std::string name(length - 5, 'x');
+    name += ".fits";
+    std::string const target = path(name);
+    auto const r = run_kspecter(extract_args(in.image, in.psf, target));
+    EXPECT_EQ(r.status, 0) << length << ": " << r.out;
+    EXPECT_TRUE(fs::is_regular_file(target)) << length;
+    fs::remove(target);
+  }
+  // One byte more is no legal name: refused, saying why.
+  std::string const too_long = path(std::string(256 - 5, 'y') + ".fits");
+  expect_refused(extract_args(in.image, in.psf, too_long), {"255"});
+}
+
+}  // namespace
