@@ -103,6 +103,13 @@ BorrowedImage borrow_image(py::handle obj, std::string const& what) {
   if (!a) throw py::type_error(what + " is not an array");
   if (a.ndim() != 2)
     throw py::value_error(what + " must be 2-D, got " + std::to_string(a.ndim()) + " dimensions");
+  // numpy would cast complex to float64 dropping the imaginary part (with only a
+  // ComplexWarning), and objects, strings or dates are no pixels.
+  std::string const kind = a.dtype().attr("kind").cast<std::string>();
+  if (kind != "f" && kind != "i" && kind != "u" && kind != "b")
+    throw py::type_error(what + " must be an array of real numbers, got dtype " +
+                         py::str(a.dtype()).cast<std::string>() +
+                         (kind == "c" ? " (complex: pass its .real, or abs(), as meant)" : ""));
   BorrowedImage b;
   // Native float32/float64 as they are; anything else (integers, big-endian FITS data) once
   // to float64.

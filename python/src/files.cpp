@@ -12,11 +12,17 @@
 
 namespace kspecter::python {
 
-namespace {
-
 std::string fspath(py::handle p) {
-  return py::module_::import("os").attr("fspath")(p).cast<std::string>();
+  std::string const s = py::module_::import("os").attr("fspath")(p).cast<std::string>();
+  // A C string ends at the first NUL: 'psf.fits\0.bak' would open psf.fits. Python's open()
+  // refuses such names the same way.
+  if (s.find('\0') != std::string::npos)
+    throw py::value_error("embedded null byte in the file name '" + s.substr(0, s.find('\0')) +
+                          "\\0...'");
+  return s;
 }
+
+namespace {
 
 template <class To, class From>
 std::vector<To> convert(std::vector<From> const& v) {

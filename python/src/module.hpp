@@ -39,6 +39,10 @@ py::array_t<T> adopt(std::vector<T>&& v, std::vector<py::ssize_t> const& shape) 
   return py::array_t<T>(shape, owned->data(), free_it);
 }
 
+/// os.fspath(p) as a file name for the library; ValueError when it holds a NUL byte (the C
+/// library would stop there and read another file). Every entry taking a path goes through it.
+std::string fspath(py::handle p);
+
 // ------------------------------------------------------------------ registration
 
 /// The PSF type (kspecter.Psf) and read_psf; psf_from() takes a Psf or a file name.

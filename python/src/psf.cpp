@@ -106,8 +106,7 @@ std::shared_ptr<psf::GaussHermitePsf const> psf_from(py::handle obj) {
   if (py::isinstance<psf::GaussHermitePsf>(obj)) return obj.cast<PsfPtr>();
   py::object const os = py::module_::import("os");
   if (py::isinstance<py::str>(obj) || py::isinstance(obj, os.attr("PathLike")))
-    return std::make_shared<psf::GaussHermitePsf>(
-        io::read_psf(os.attr("fspath")(obj).cast<std::string>()));
+    return std::make_shared<psf::GaussHermitePsf>(io::read_psf(fspath(obj)));
   throw py::type_error("psf must be a file name, a kspecter.Psf or gpu_specter's read_psf dict");
 }
 
@@ -147,7 +146,7 @@ void bind_psf(py::module_& m) {
   m.def(
       "read_psf",
       [](py::object path) -> PsfPtr {
-        std::string const p = py::module_::import("os").attr("fspath")(path).cast<std::string>();
+        std::string const p = fspath(path);
         py::gil_scoped_release unlocked;
         return std::make_shared<psf::GaussHermitePsf>(io::read_psf(p));
       },

@@ -1,4 +1,6 @@
+#include <kspecter/core/error.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
+#include <kspecter/core/log.hpp>
 #include <kspecter/parallel/environment.hpp>
 
 #ifdef KSPECTER_HAVE_MPI
@@ -9,8 +11,11 @@
 #endif
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 #ifdef __linux__
 #include <sched.h>
 #endif
@@ -28,10 +33,50 @@ int visible_gpus() {
   return 0;
 #endif
 }
-// Host threads for a rank that was given none: the cores it may run on (no oversubscription).
+// `text` as a whole decimal integer, or nullopt.
+bool parse_int(std::string const& text, int& out) {
+  auto const [end, err] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && err == std::errc() && end == text.data() + text.size();
+}
+
+// Host threads for a rank that was given none: the cores it may run on (no oversubscription),
+// or OMP_NUM_THREADS; at most max_host_threads either way, with a warning when cut.
 int default_threads(int local_size) {
-  if (std::getenv("OMP_NUM_THREADS")) return -1;  // the user chose: Kokkos/OpenMP obey it
-  return cpus_per_rank(local_size);
+  if (char const* env = std::getenv("OMP_NUM_THREADS")) {
+    std::string text = env;
+    text = text.substr(0, text.find(','));  // "8,2": the outer level's
+    int n = 0;
+    if (!parse_int(text, n) || n <= max_host_threads) return -1;  // OpenMP obeys (or ignores) it
+    warn("OMP_NUM_THREADS=" + std::string(env) + ": kspecter uses " +
+         std::to_string(max_host_threads) + " host threads, the most Kokkos' OpenMP pool takes");
+    return max_host_threads;
+  }
+  int const n = cpus_per_rank(local_size);
+  if (n <= max_host_threads) return n;
+  warn("this rank may use " + std::to_string(n) + " CPUs: kspecter uses " +
+       std::to_string(max_host_threads) + " host threads, the most Kokkos' OpenMP pool takes " +
+       "(--threads chooses fewer)");
+  return max_host_threads;
+}
+
+// The --kokkos-* flags with a number, checked before Kokkos parses them (Kokkos 3.4 calls
+// std::stoi, whose exception names nothing, and starts any thread count it is given).
+void check_kokkos_args(std::vector<std::string> const& args) {
+  for (auto const& a : args) {
+    std::string const name = a.substr(0, a.find('='));
+    bool const threads = name == "--kokkos-threads" || name == "--kokkos-num-threads";
+    bool const device = name == "--kokkos-device-id" || name == "--kokkos-device" ||
+                        name == "--kokkos-numa";  // (--kokkos-num-devices takes "N,M")
+    if (!threads && !device) continue;
+    std::string const value = a.size() > name.size() ? a.substr(name.size() + 1) : "";
+    int n = 0;
+    if (!parse_int(value, n))
+      throw ParameterError(name + " must be a whole number, got '" + value + "'");
+    if (threads && (n < 1 || n > max_host_threads))
+      throw ParameterError(name + " must be in 1.." + std::to_string(max_host_threads) +
+                           " (Kokkos' OpenMP pool fails beyond), got " + value);
+    if (device && n < 0) throw ParameterError(name + " must be 0 or more, got " + value);
+  }
 }
 // The rank that mpiexec, mpirun (Open MPI, MPICH, Intel MPI, PMIx launchers) or srun put in
 // the environment of every process they start; nullptr when none did.
@@ -97,6 +142,11 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
   (void)argc;
   (void)argv;
 #endif
+  check_kokkos_args(opt.kokkos_args);
+  if (opt.num_threads > max_host_threads)
+    throw ParameterError("host threads must be in 1.." + std::to_string(max_host_threads) +
+                         " (Kokkos' OpenMP pool fails beyond), got " +
+                         std::to_string(opt.num_threads));
   compat::InitOptions k;
   k.num_threads = opt.num_threads > 0 ? opt.num_threads : default_threads(local_size_);
   k.device_id = opt.device_id;

@@ -177,8 +177,9 @@ TEST_F(OutputsAndHeaders, negative_counts_are_refused) {
   expect_refused(args + " -n -1", {"--nspec"});
   expect_refused(args + " --psferr -1", {"--psferr"});
   expect_refused(args + " --psferr -0.5", {"--psferr"});
-  expect_refused(args + " --specmin -2", {"specmin"});
+  expect_refused(args + " --specmin -2", {"specmin -2"});
   expect_refused(args + " --wavepad -1", {"wavepad"});
+  expect_refused(args + " --bundlesize -10", {"bundlesize"});
 }
 
 // Class 12: any name the file system takes can be written, however long (the temporary's
@@ -196,6 +197,26 @@ TEST_F(OutputsAndHeaders, the_longest_legal_names_are_written) {
   // One byte more is no legal name: refused, saying why.
   std::string const too_long = path(std::string(256 - 5, 'y') + ".fits");
   expect_refused(extract_args(in.image, in.psf, too_long), {"255"});
+}
+
+// Classes 1 and 13: more than 512 host threads crash Kokkos 3.4's OpenMP pool. A count given
+// as a flag beyond it, or one that is no number, is refused naming the flag (Kokkos' own
+// parse said only "stoi"); OMP_NUM_THREADS beyond it runs 512 threads with a warning.
+TEST_F(OutputsAndHeaders, thread_counts_beyond_the_pool_are_refused_or_held_to_it) {
+  for (std::string const flag : {"--kokkos-threads", "--kokkos-num-threads"}) {
+    expect_refused("info " + flag + "=600", {flag, "600", "512"});
+    expect_refused("info " + flag + "=abc", {flag, "'abc'"});
+    expect_refused("simulate -p " + in.psf + " -o " + path("sim.fits") + " " + small_grid + " " +
+                       flag + "=600",
+                   {flag, "600"});
+  }
+  expect_refused("info --kokkos-device-id=abc", {"--kokkos-device-id", "'abc'"});
+  expect_refused(extract_args(in.image, in.psf, out) + " --threads 600", {"--threads"});
+  auto const r = run_command("OMP_NUM_THREADS=600 " + kspecter_exe + " info");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("OMP_NUM_THREADS=600"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("512 host threads"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("sim.fits")));
 }
 
 }  // namespace

@@ -7,6 +7,13 @@
 
 namespace kspecter::parallel {
 
+/// The most host threads a rank runs (Kokkos 3.4's OpenMP pool crashes beyond 516). Every way
+/// a count reaches Kokkos is held to it by Environment: --threads and Python's threads,
+/// --kokkos-threads and --kokkos-num-threads beyond it are a ParameterError naming the
+/// setting; OMP_NUM_THREADS beyond it, or a rank allowed more CPUs, run this many threads
+/// with a warning.
+inline constexpr int max_host_threads = 512;
+
 struct EnvironmentOptions {
   int num_threads = -1;  // host threads per rank; -1: OMP_NUM_THREADS when set, else the
                          // cores this rank may use, shared among the node's unbound ranks
