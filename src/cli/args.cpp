@@ -2,12 +2,19 @@
 
 #include <kspecter/io/gzip_settings.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 namespace kspecter::cli {
+
+// Why this parser and not CLI11 (Debian's libcli11-dev 2.1.2, Spack's cli11): measured on the
+// 2-core build machine, a file that includes CLI/CLI.hpp for one option takes 11.8 s and 327 MB
+// to compile (g++ -O2), this parser's 0.7 s; and CLI11 2.1.2 knows neither argparse's
+// `-n=5` nor its refusal of a value that looks like an option, which desispec's and spex's
+// command lines (tests/cli/tst_cli_spellings.cpp) need. The rules below are argparse's.
 
 ArgParser::ArgParser(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {
@@ -20,6 +27,7 @@ void ArgParser::flag(std::string const& name, char alias, std::string const& hel
   s.alias = alias;
   s.help = help;
   s.is_flag = true;
+  s.group = group_;
   specs_.push_back(s);
 }
 
@@ -32,12 +40,47 @@ void ArgParser::option(std::string const& name, char alias, std::string const& m
   s.help = help;
   s.def = def;
   s.required = required;
+  s.group = group_;
   specs_.push_back(s);
 }
 
-ArgParser::Spec* ArgParser::find(std::string const& name) {
+void ArgParser::alias(std::string const& other, std::string const& name) {
   for (auto& s : specs_)
+    if (s.name == name) {
+      s.aliases.push_back(other);
+      return;
+    }
+  throw Error("internal: alias --" + other + " of undeclared --" + name);
+}
+
+void ArgParser::refuse(std::string const& name, bool takes_value, std::string const& reason) {
+  Spec s;
+  s.name = name;
+  s.is_flag = !takes_value;
+  s.metavar = takes_value ? "X" : "";
+  s.refused = reason;
+  s.group = group_;
+  specs_.push_back(s);
+}
+
+void ArgParser::positionals(std::string const& metavar, int min, int max) {
+  positional_metavar_ = metavar;
+  positional_min_ = min;
+  positional_max_ = max;
+}
+
+ArgParser::Spec* ArgParser::find(std::string const& name) {
+  for (auto& s : specs_) {
     if (s.name == name) return &s;
+    for (auto const& a : s.aliases)
+      if (a == name) return &s;
+  }
+  return nullptr;
+}
+
+ArgParser::Spec* ArgParser::find_short(char c) {
+  for (auto& s : specs_)
+    if (s.alias == c) return &s;
   return nullptr;
 }
 
@@ -47,10 +90,22 @@ ArgParser::Spec const& ArgParser::spec(std::string const& name) const {
   throw Error("internal: option --" + name + " is not declared for '" + command_ + "'");
 }
 
+namespace {
+
+// "-5", "-0.5", "-.5", "-1e3": a negative number, never an option (no option is a digit).
+bool negative_number(std::string const& a) {
+  return a.size() > 1 && a[0] == '-' &&
+         ((a[1] >= '0' && a[1] <= '9') || (a[1] == '.' && a.size() > 2));
+}
+
+}  // namespace
+
 bool ArgParser::parse(int argc, char** argv, int first) {
+  std::string const cmd = command_ + ": ";
   for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
+    std::string const a = argv[i];
     Spec* s = nullptr;
+    std::string shown;  // the option as given, for messages
     std::string value;
     bool inline_value = false;
     if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
@@ -66,17 +121,30 @@ bool ArgParser::parse(int argc, char** argv, int first) {
         continue;
       }
       s = find(name);
-      if (!s) throw ParameterError(command_ + ": unknown option '--" + name + "' (see --help)");
-    } else if (a.size() == 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9')) {
-      for (auto& sp : specs_)
-        if (sp.alias == a[1]) s = &sp;
-      if (!s) throw ParameterError(command_ + ": unknown option '" + a + "' (see --help)");
+      shown = "--" + name;
+      if (!s) throw ParameterError(cmd + "unknown option '" + shown + "' (see --help)");
+    } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-' && !negative_number(a)) {
+      // -n 5, -n5, -n=5 (argparse's three spellings of a short option's value).
+      shown = a.substr(0, 2);
+      s = find_short(a[1]);
+      if (!s) throw ParameterError(cmd + "unknown option '" + shown + "' (see --help)");
+      if (a.size() > 2) {
+        value = a.compare(2, 1, "=") == 0 ? a.substr(3) : a.substr(2);
+        inline_value = true;
+      }
     } else {
+      if (positional_max_ == 0)
+        throw ParameterError(cmd + "unexpected argument '" + a +
+                             "': this command takes options only (see --help)");
+      if (static_cast<int>(positional_.size()) >= positional_max_)
+        throw ParameterError(cmd + "unexpected argument '" + a + "' (it takes at most " +
+                             std::to_string(positional_max_) + " " + positional_metavar_ + ")");
       positional_.push_back(a);
       continue;
     }
+    if (!s->refused.empty()) throw ParameterError(cmd + shown + " is not supported: " + s->refused);
     if (s->is_flag) {
-      if (inline_value) throw ParameterError(command_ + ": --" + s->name + " takes no value");
+      if (inline_value) throw ParameterError(cmd + shown + " takes no value, got '" + a + "'");
       s->given = true;
       if (s->name == "help") {
         std::fputs(help().c_str(), stdout);
@@ -85,7 +153,13 @@ bool ArgParser::parse(int argc, char** argv, int first) {
       continue;
     }
     if (!inline_value) {
-      if (i + 1 >= argc) throw ParameterError(command_ + ": --" + s->name + " needs a value");
+      // argparse: a value may not look like an option (a negative number may).
+      bool const missing = i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != '\0' &&
+                                             !negative_number(argv[i + 1]));
+      if (missing)
+        throw ParameterError(
+            cmd + shown + " needs a value" +
+            (i + 1 < argc ? std::string(", got the option '") + argv[i + 1] + "'" : std::string()));
       value = argv[++i];
     }
     s->given = true;
@@ -93,7 +167,10 @@ bool ArgParser::parse(int argc, char** argv, int first) {
   }
   for (auto const& s : specs_)
     if (s.required && !s.given)
-      throw ParameterError(command_ + ": --" + s.name + " is required (see --help)");
+      throw ParameterError(cmd + "--" + s.name + " is required (see --help)");
+  if (static_cast<int>(positional_.size()) < positional_min_)
+    throw ParameterError(cmd + "expects " + std::to_string(positional_min_) + " arguments (" +
+                         positional_metavar_ + "), got " + std::to_string(positional_.size()));
   return true;
 }
 
@@ -171,23 +248,63 @@ std::vector<double> ArgParser::get_doubles(std::string const& name, int count) c
   return out;
 }
 
+namespace {
+
+// `text` in lines of at most `width` columns, the second and later indented by `indent` (the
+// first starts there already).
+std::string wrap(std::string const& text, std::size_t indent, std::size_t width) {
+  std::string out, word;
+  std::size_t column = indent;
+  std::istringstream words(text);
+  bool first = true;
+  while (words >> word) {
+    if (!first && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (!first) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string ArgParser::help() const {
   std::ostringstream o;
-  o << "usage: kspecter " << command_ << " [options]\n\n" << summary_ << "\n\noptions:\n";
-  for (auto const& s : specs_) {
-    std::string lhs = "  ";
-    lhs += s.alias ? std::string("-") + s.alias + ", " : "    ";
-    lhs += "--" + s.name;
-    if (!s.is_flag) lhs += " " + s.metavar;
-    o << lhs;
-    o << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ') << s.help;
-    if (s.required) o << " (required)";
-    if (!s.def.empty()) o << " [default: " << s.def << "]";
-    o << "\n";
+  o << "usage: kspecter " << command_ << " [options]";
+  if (positional_max_ > 0) o << " " << positional_metavar_;
+  o << "\n\n" << wrap(summary_, 0, 100) << "\n";
+  std::vector<std::string> groups;
+  for (auto const& s : specs_)
+    if (std::find(groups.begin(), groups.end(), s.group) == groups.end()) groups.push_back(s.group);
+  for (auto const& g : groups) {
+    o << "\n" << g << ":\n";
+    for (auto const& s : specs_) {
+      if (s.group != g) continue;
+      std::string lhs = "  ";
+      lhs += s.alias ? std::string("-") + s.alias + ", " : "    ";
+      lhs += "--" + s.name;
+      for (auto const& a : s.aliases) lhs += ", --" + a;
+      if (!s.is_flag) lhs += " " + s.metavar;
+      o << lhs;
+      if (lhs.size() >= 34)
+        o << "\n" << std::string(34, ' ');
+      else
+        o << std::string(34 - lhs.size(), ' ');
+      std::string text = s.refused.empty() ? s.help : "refused: " + s.refused;
+      if (s.required) text += " (required)";
+      if (!s.def.empty()) text += " [default: " + s.def + "]";
+      o << wrap(text, 34, 100) << "\n";
+    }
+    if (kokkos_flags_ && g == specs_.back().group)
+      o << "  --kokkos-*=...                  passed to Kokkos, e.g. --kokkos-tools-libs=LIB, "
+           "--kokkos-print-configuration (--kokkos-help lists them)\n";
   }
-  if (kokkos_flags_)
-    o << "  --kokkos-*=...                   passed to Kokkos, e.g. --kokkos-tools-libs=LIB, "
-         "--kokkos-print-configuration (--kokkos-help lists them)\n";
   return o.str();
 }
 
@@ -203,9 +320,17 @@ std::string number_text(double v) {
 }
 
 void add_common_options(ArgParser& p) {
+  p.group("run time and logging");
   p.option("threads", 0, "N", "host threads per rank (OpenMP)", "");
   p.option("device", 0, "ID", "GPU ordinal (default: node-local rank modulo GPUs)", "");
-  p.option("log-level", 0, "LEVEL", "quiet, info or debug", "info");
+  p.option("log-level", 0, "LEVEL",
+           "DEBUG, INFO, WARNING, ERROR or CRITICAL (any case; quiet = WARNING); overrides "
+           "$DESI_LOGLEVEL (default: $DESI_LOGLEVEL, else INFO)");
+  p.alias("loglevel", "log-level");  // spex
+  p.option("log-format", 0, "FORMAT",
+           "elapsed: '[kspecter 1.234 s] message'; desi: desiutil's "
+           "'LEVEL:file:line:function: message'",
+           "elapsed");
   p.option("gzip-level", 0, "N",
            "igzip level of the .gz files written: 0 (fastest) to 3 (smallest)",
            std::to_string(io::GzipSettings{}.level));

@@ -1,6 +1,9 @@
-// A small command-line parser for kspecter's subcommands: long options (--name value or
-// --name=value), short aliases (-o value), boolean flags, defaults, required options and a
-// generated --help. Parse errors are ParameterError with the option named.
+// A small command-line parser for kspecter's subcommands, with argparse's (desispec's, spex's)
+// spellings: long options (--name value, --name=value), short aliases (-n 5, -n5, -n=5),
+// other tools' long names for the same option (--loglevel), boolean flags, defaults, required
+// options, options refused with a reason, and a generated --help in groups. Every argument that
+// is not an option of the command, a malformed one or a missing value is a ParameterError that
+// names it (exit status 2). Why not CLI11: see args.cpp.
 #pragma once
 
 #include <kspecter/core/error.hpp>
@@ -19,6 +22,16 @@ class ArgParser {
   /// An option with a value; `def` empty and `required` false means "unset unless given".
   void option(std::string const& name, char alias, std::string const& metavar,
               std::string const& help, std::string const& def = "", bool required = false);
+
+  /// Options declared from now on are listed under `title` in --help.
+  void group(std::string const& title) { group_ = title; }
+  /// `other` (without the dashes: another tool's spelling) means option `name`.
+  void alias(std::string const& other, std::string const& name);
+  /// Another tool's option that kspecter does not take: giving it is an error that says
+  /// `reason`. `takes_value`: its value is named in the message, not taken for a positional.
+  void refuse(std::string const& name, bool takes_value, std::string const& reason);
+  /// The command takes `min`..`max` arguments that are not options (none unless declared).
+  void positionals(std::string const& metavar, int min, int max);
 
   /// Parses argv[first..argc). Returns false when --help was asked for (help printed).
   bool parse(int argc, char** argv, int first = 2);
@@ -44,13 +57,19 @@ class ArgParser {
 
  private:
   struct Spec {
-    std::string name, metavar, help, def;
+    std::string name, metavar, help, def, group;
     char alias = 0;
     bool is_flag = false, required = false;
     bool given = false;
     std::string value;
+    std::vector<std::string> aliases;  // other tools' spellings
+    std::string refused;               // non-empty: the reason it is refused
   };
   Spec* find(std::string const& name);
+  Spec* find_short(char c);
+  std::string group_ = "options";
+  std::string positional_metavar_;
+  int positional_min_ = 0, positional_max_ = 0;
   Spec const& spec(std::string const& name) const;
   std::string command_, summary_;
   std::vector<Spec> specs_;
@@ -66,8 +85,8 @@ bool parse_numbers(std::string const& text, std::vector<double>& out);
 /// exactly `v` ("0.8", "5760"): defaults shown in --help and parsed like a given value.
 std::string number_text(double v);
 
-/// Adds the options every subcommand takes: --threads, --device, --log-level, and passes
-/// --kokkos-* flags on to Kokkos.
+/// Adds the options every subcommand takes: --threads, --device, --log-level (--loglevel),
+/// --log-format, --gzip-level, --io-threads, and passes --kokkos-* flags on to Kokkos.
 void add_common_options(ArgParser& p);
 
 }  // namespace kspecter::cli

@@ -21,9 +21,9 @@ int run_compare(int argc, char** argv) {
                  "whose mask bits differ. "
                  "Exit 0 when the frames agree within --max-pull, 1 otherwise.");
   args.option("max-pull", 0, "X", "largest |pull| that counts as agreement", "1e-9");
+  args.positionals("FRAME_A FRAME_B", 2, 2);
   if (!args.parse(argc, argv)) return 0;
   auto const& files = args.positional();
-  if (files.size() != 2) throw ParameterError("compare: give exactly two frame files");
   auto const a = io::read_frame(files[0]);
   auto const b = io::read_frame(files[1]);
   if (a.nspec != b.nspec || a.nwave != b.nwave || a.ndiag != b.ndiag || a.specmin != b.specmin)

@@ -46,6 +46,7 @@ int run_extract(int argc, char** argv) {
                  "desispec's desi_extract_spectra with its meaning. With --batch, extracts every "
                  "frame of a list; under mpirun/srun the frames and their bundles are spread "
                  "over the ranks (one rank per GPU).");
+  args.group("files");
   args.option("input", 'i', "FILE", "preproc image (IMAGE, IVAR, MASK, optional FIBERMAP)");
   args.option("fibermap", 'f', "FILE", "FIBERMAP from this file (default: the image's)");
   args.option("psf", 'p', "FILE", "GaussHermite PSF");
@@ -54,6 +55,7 @@ int run_extract(int argc, char** argv) {
               "frames to extract, one `image psf output [WMIN,WMAX,DW]` per line ('#' comments); "
               "replaces -i/-p/-o");
   args.option("model", 'm', "FILE", "also write the 2-D pixel model image here");
+  args.group("what is extracted (desi_extract_spectra's and spex's options)");
   // The defaults are a default-constructed ExtractOptions' (what the library does unasked).
   extract::ExtractOptions const def;
   args.option("wavelength", 'w', "WMIN,WMAX,DW",
@@ -64,7 +66,8 @@ int run_extract(int argc, char** argv) {
   args.option("bundlesize", 0, "N", "spectra per bundle", std::to_string(def.bundlesize));
   args.option("nsubbundles", 0, "N", "sub-bundles per bundle", std::to_string(def.nsubbundles));
   args.option("nwavestep", 0, "N", "core wavelength bins per patch", std::to_string(def.nwavestep));
-  args.flag("verbose", 'v', "print more (--log-level debug)");
+  args.group("desi_extract_spectra's and spex's other options");
+  args.flag("verbose", 'v', "print more (--log-level DEBUG)");
   args.flag("mpi", 0, "accepted: MPI is used whenever the job runs under mpirun/srun");
   args.flag("decorrelate-fibers", 0, "refused, as by gpu_specter");
   args.flag("no-scores", 0, "do not compute the SCORES HDU");
@@ -80,10 +83,26 @@ int run_extract(int argc, char** argv) {
               number_text(def.wavepad_frac));
   args.option("wavepad", 0, "N", "wavelength bins padded on both sides of a patch",
               std::to_string(def.wavepad));
+  args.flag("use-gpu", 0,
+            "extract on the GPU backend (spex; an error in a build without one, or with "
+            "--no-gpu, --use-specter or another --backend)");
+  args.flag("async-io", 0,
+            "accepted (spex): reads and writes always overlap the extraction, on I/O threads");
+  args.refuse("ranks-per-bundle", true,
+              "kspecter deals whole bundles to the ranks and never splits a bundle between "
+              "ranks (spex's default); leave it out");
+  args.group("kspecter's own");
   args.option("backend", 0, "NAME", "one of " + extract::backend_names(), "auto");
   args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB",
               number_text(double(def.memory_budget) / double(1ull << 30)));
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
+  args.option("timing-json", 0, "FILE",
+              "write the job's stage times and wall times here as JSON (rank 0), for pipeline "
+              "monitoring");
+  args.option("warn-masked", 0, "FRACTION",
+              "a WARNING names each fiber with more than this fraction of its bins at ivar = 0 "
+              "(single frames)",
+              "0.2");
   add_common_options(args);
   if (!args.parse(argc, argv)) return 0;
   if (args.is_set("decorrelate-fibers"))
@@ -125,6 +144,25 @@ int run_extract(int argc, char** argv) {
       job.backend =
           extract::backend_names().find("openmp") != std::string::npos ? "openmp" : "serial";
   }
+  if (args.is_set("use-gpu")) {  // spex: the GPU
+    if (args.is_set("use-specter") || args.is_set("no-gpu"))
+      throw ParameterError(std::string("extract: --use-gpu cannot go with --") +
+                           (args.is_set("no-gpu") ? "no-gpu" : "use-specter"));
+    std::string const names = extract::backend_names();
+    std::string const gpu = names.find("cuda") != std::string::npos  ? "cuda"
+                            : names.find("hip") != std::string::npos ? "hip"
+                                                                     : "";
+    if (gpu.empty())
+      throw ParameterError("extract: --use-gpu: this build has no GPU backend (" + names + ")");
+    if (job.backend != "auto" && job.backend != gpu)
+      throw ParameterError("extract: --use-gpu cannot go with --backend " + job.backend);
+    job.backend = gpu;
+  }
+  if (args.has("timing-json")) job.timing_json = args.get("timing-json");
+  job.warn_masked = args.get_double("warn-masked");
+  if (!(job.warn_masked >= 0 && job.warn_masked <= 1))
+    throw ParameterError("extract: --warn-masked must be in [0, 1], got " +
+                         args.get("warn-masked"));
   job.truth_pulls = !args.is_set("no-truth");
   job.desi.psf_grid = !args.has("wavelength");
   job.desi.scores = !args.is_set("no-scores");
@@ -147,14 +185,17 @@ int run_extract(int argc, char** argv) {
         throw ParameterError("extract: --model is empty: give a file name, or leave -m out");
     }
   }
-  // Negative counts are a mistake, never "all" or "the default" (the library refuses the
-  // others: specmin, bundlesize, nsubbundles, nwavestep, wavepad).
+  // Counts: a negative one is a mistake, never "all" or "the default".
   if (args.has("nspec") && opt.nspec < 1)
     throw ParameterError("extract: --nspec must be 1 or more (leave it out for every fiber), got " +
                          std::to_string(opt.nspec));
   if (args.has("psferr") && !(opt.psferr >= 0))
     throw ParameterError("extract: --psferr must be 0 or more (leave it out for the PSF's), got " +
                          args.get("psferr"));
+  for (char const* count : {"specmin", "bundlesize", "nsubbundles", "nwavestep", "wavepad"})
+    if (args.get_int(count) < 0)
+      throw ParameterError(std::string("extract: --") + count + " must be 0 or more, got " +
+                           args.get(count));
   job.options = opt;
   check_outputs(job);
 

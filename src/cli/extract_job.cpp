@@ -1,5 +1,7 @@
 #include "extract_job.hpp"
 
+#include "job_report.hpp"
+
 #include <kspecter/extract/truth_pulls.hpp>
 #include <kspecter/io/preproc_file.hpp>
 #include <kspecter/parallel/communicator.hpp>
@@ -55,6 +57,7 @@ void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome
   extract::FrameResult const& single = *out.results[0];
   session.log.info("wrote " + job.frames[0].output +
                    (job.model.empty() ? "" : " and " + job.model));
+  warn_about_frame(session.log, single, job.frames[0].output, job.warn_masked);
   std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n", single.nspec,
               single.nwave, out.summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s",
               out.space.c_str());
@@ -95,6 +98,8 @@ int run_extract_job(Session& session, ExtractJob const& job,
   options.first_input = first_input;
   parallel::LogProgress progress(session.log);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
+  if (!job.timing_json.empty() && world.rank() == 0)
+    write_timing_json(job.timing_json, out, nframes, nranks, session.startup_seconds);
 
   if (!out.ok()) return world.rank() == 0 ? report_failure(out.summary, nframes) : 1;
   if (world.rank() != 0) return 0;

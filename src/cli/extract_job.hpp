@@ -21,6 +21,8 @@ struct ExtractJob {
   std::string backend = "auto";     // one of extract::backend_names()
   std::string model;                // single-frame jobs: also write the model image here
   bool truth_pulls = true;          // single-frame jobs: compare with truth in the input
+  std::string timing_json;          // --timing-json: the job's times as JSON (job_report.hpp)
+  double warn_masked = 0.2;         // single frames: WARNING for fibers more masked than this
 };
 
 /// Runs the job on every rank of the session. Returns the exit status: 0, or 1 after rank 0

@@ -41,15 +41,13 @@ struct Session {
     gz.threads = args.get_int("io-threads");
     io::set_gzip_settings(gz);
     opt.kokkos_args = args.kokkos_args();
-    // desi_extract_spectra's -v: debug, unless --log-level says otherwise.
-    bool const verbose =
-        args.declares("verbose") && args.is_set("verbose") && !args.is_set("log-level");
-    LogLevel const level = parse_log_level(verbose ? "debug" : args.get("log-level"));
+    LogLevel const level = log_level_of(args);
     if (before_start) before_start();
     hand_over_without_gpu(argv, args.declares("backend") ? args.get("backend") : "auto",
-                          level == LogLevel::quiet);
+                          level > LogLevel::info);
     env = std::make_unique<parallel::Environment>(argc, argv, opt);
     log = Logger(level, env->rank() == 0);
+    startup_seconds = seconds_since_start();
     log.debug(
         "MPI (if launched), Kokkos and the device started in " +
         std::to_string(
@@ -62,6 +60,27 @@ struct Session {
   }
   std::unique_ptr<parallel::Environment> env;
   Logger log;
+  double startup_seconds = 0;  // process start to MPI, Kokkos and the device up
+
+  /// The level asked for: --log-level (--loglevel), else desi_extract_spectra's -v (DEBUG),
+  /// else $DESI_LOGLEVEL as desiutil reads it, else INFO. Also sets the process's format and
+  /// the level of the library's warnings.
+  static LogLevel log_level_of(ArgParser const& args) {
+    set_log_format(parse_log_format(args.get("log-format")));
+    LogLevel level = LogLevel::info;
+    if (args.is_set("log-level")) {
+      try {
+        level = parse_log_level(args.get("log-level"));
+      } catch (ParameterError const& e) {
+        throw ParameterError(std::string("--log-level: ") + e.what());
+      }
+    } else if (args.declares("verbose") && args.is_set("verbose"))
+      level = LogLevel::debug;
+    else
+      level = log_level_from_environment();
+    set_log_level(level);
+    return level;
+  }
 };
 
 }  // namespace kspecter::cli

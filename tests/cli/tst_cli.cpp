@@ -52,7 +52,7 @@ TEST(cli, extract_defaults_are_the_library_defaults) {
   ASSERT_EQ(h.status, 0) << h.out;
   auto shown = [&](std::string const& name) {
     std::smatch m;
-    std::regex const line("--" + name + " [A-Z,]+ [^\\n]*\\[default: ([^\\]]+)\\]");
+    std::regex const line("--" + name + " [A-Z,]+ [^\\[]*\\[default: ([^\\]]+)\\]");
     EXPECT_TRUE(std::regex_search(h.out, m, line)) << name << " has no default in\n" << h.out;
     return m.empty() ? std::string("nan") : m[1].str();
   };
