@@ -205,11 +205,17 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     extract::ExtractOptions const opt = options.extract;
     DesiOptions const desi = options.desi;
     return readers[i % readers.size()]->submit(
-        [frame, opt, desi] { return read_frame_input(frame, opt, desi); }, /*droppable=*/true);
+        [frame, opt, desi] {
+          auto const tr = Clock::now();
+          FrameInput in = read_frame_input(frame, opt, desi);
+          in.read_seconds = seconds_since(tr);
+          return in;
+        },
+        /*droppable=*/true);
   };
   struct Write {
     int frame;
-    std::future<void> done;
+    std::future<double> done;  // the write's seconds
   };
   std::deque<Write> writes;
   auto fail = [&](JobFrame const& f, std::exception_ptr e) {
@@ -227,7 +233,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
       Write& w = writes.front();
       if (!wait && w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
       try {
-        w.done.get();
+        outcome.times.add("kspecter::job::write", w.done.get());
         monitor.frame_done(w.frame);
       } catch (...) {
         fail(frames[std::size_t(w.frame)], std::current_exception());
@@ -258,11 +264,16 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
 
     std::exception_ptr error;
     FrameInput in;
+    auto const tw = Clock::now();
     try {
       in = ahead.front().get();
     } catch (...) {
       error = std::current_exception();
     }
+    // The I/O beside the extraction: what reading took, and how long the device waited for it.
+    StageTimes times;
+    times.add("kspecter::job::wait_for_input", seconds_since(tw));
+    times.add("kspecter::job::read", in.read_seconds);
     ahead.pop_front();
     if (i + readers.size() < mine.size()) ahead.push_back(read_task(i + readers.size()));
     if (any_rank(error != nullptr, group)) {
@@ -287,7 +298,6 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
         progress.batches_done(int(i), int(mine.size()), done, total, frame, seconds_since(t0));
       };
 
-    StageTimes times;
     auto fr = std::make_shared<extract::FrameResult>();
     auto const tx = Clock::now();
     try {
@@ -312,7 +322,9 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
       auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
       writes.push_back({task.frame, writers[i % writers.size()]->submit([frame, fr, setup] {
+                          auto const tw = Clock::now();
                           write_frame_outputs(frame, *fr, *setup);
+                          return seconds_since(tw);
                         })});
     }
   }
