@@ -7,6 +7,7 @@
 #include "module.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/log.hpp>
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/parallel/environment.hpp>
 
@@ -126,7 +127,61 @@ std::string backend_for(py::handle gpu) {
 #endif
 }
 
+namespace {
+
+// The logging bridge: every line of kspecter's loggers and every kspecter::warn() goes to a
+// Python function (kspecter._log_record, which hands it to the `logging` module), with the
+// GIL taken on whichever thread wrote it. Unset at exit (kspecter/__init__.py) before the
+// interpreter goes.
+py::object* log_function = nullptr;  // never freed: it may outlive the interpreter's end
+
+void python_log_sink(LogLevel level, std::string const& message, SourceLocation const& where) {
+  if (!Py_IsInitialized() || !log_function) return;
+  py::gil_scoped_acquire gil;
+  try {
+    // A message may hold any bytes (a file name): undecodable ones become U+FFFD.
+    py::object const text = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "replace"));
+    (*log_function)(static_cast<int>(level), text, where.file, where.line, where.function);
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("kspecter's log handler");
+  }
+}
+
+void set_log_function(py::object f) {
+  if (f.is_none()) {
+    set_log_sink(nullptr);
+    return;  // the old function is kept alive: a line may still be on its way to it
+  }
+  if (!log_function) log_function = new py::object();
+  *log_function = std::move(f);
+  set_log_level(LogLevel::debug);  // warn(): Python's logging levels decide
+  set_log_sink(&python_log_sink);
+}
+
+}  // namespace
+
 void bind_runtime(py::module_& m) {
+  m.def("_set_log_function", &set_log_function, py::arg("function"),
+        "Sends kspecter's log lines and warnings to function(levelno, message, file, line, "
+        "function); None: back to stderr.");
+  m.def(
+      "_log",
+      [](int level, std::string const& message) {
+        Logger const log(LogLevel::debug);
+        if (level >= 40)
+          log_line(level >= 50 ? LogLevel::critical : LogLevel::error, message,
+                   SourceLocation::current());
+        else if (level >= 30)
+          warn(message);
+        else if (level >= 20)
+          log.info(message);
+        else
+          log.debug(message);
+      },
+      py::arg("level"), py::arg("message"),
+      "For tests: a WARNING (30) through kspecter::warn(), an ERROR (40) or CRITICAL (50) "
+      "line, an INFO (20) or DEBUG (10) line from a Logger.");
   m.def("initialize", &initialize, py::arg("backend") = py::none(), py::arg("device") = py::none(),
         py::arg("threads") = py::none(),
         "Starts Kokkos for this process (once; the first extraction does it otherwise).\n\n"
