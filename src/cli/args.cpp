@@ -10,11 +10,13 @@
 
 namespace kspecter::cli {
 
-// Why this parser and not CLI11 (Debian's libcli11-dev 2.1.2, Spack's cli11): measured on the
-// 2-core build machine, a file that includes CLI/CLI.hpp for one option takes 11.8 s and 327 MB
-// to compile (g++ -O2), this parser's 0.7 s; and CLI11 2.1.2 knows neither argparse's
-// `-n=5` nor its refusal of a value that looks like an option, which desispec's and spex's
-// command lines (tests/cli/tst_cli_spellings.cpp) need. The rules below are argparse's.
+// Why this parser and not CLI11 (Debian's libcli11-dev 2.1.2, Spack's cli11), measured on the
+// 2-core build machine: a file that includes CLI/CLI.hpp for one option takes 11.8 s and 327 MB
+// to compile (g++ -O2), one with this parser's headers 0.7 s. And CLI11 2.1.2 reads argparse's
+// `-n=5` as the value "=5", and answers `-o -n 5` with "The following argument was not
+// expected: 5" where argparse (and this parser) say "-o needs a value"; desispec's and spex's
+// command lines are argparse's (tests/cli/tst_cli_spellings.cpp). The rules below are
+// argparse's.
 
 ArgParser::ArgParser(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {
