@@ -33,13 +33,14 @@
 #   --gz                 preprocs and frames as DESI keeps them, .fits.gz (label gets "+gz")
 #   --cpus LIST          run every job under `taskset -c LIST` (e.g. 0-15: a 1-GPU node's cores)
 #   --reuse              with --scratch: keep an exposure an earlier run made there
+#   --extract-args "..." more arguments for every `extract --batch` (e.g. "--log-level debug")
 #
 # steady_s_per_frame: the time between the log's 5th and last "frame k/N written" lines over
 # the frames between them (the pipeline full; rank 0 logs every frame of the job).
 set -euo pipefail
 
 exe="" out="" ranks="1 2 4" backend=auto label="" nsp=10 nspec="" psf_r="" mpiexec="" mpi_args="--oversubscribe"
-repeat=1 sim_jobs=4 scratch="" threads="" ext=fits cpus="" reuse=0
+repeat=1 sim_jobs=4 scratch="" threads="" ext=fits cpus="" reuse=0 extra=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kspecter) exe="$2"; shift 2 ;;
@@ -59,7 +60,8 @@ while [ $# -gt 0 ]; do
     --gz) ext=fits.gz; shift ;;
     --cpus) cpus="$2"; shift 2 ;;
     --reuse) reuse=1; shift ;;
-    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+    --extract-args) extra="$2"; shift 2 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "scaling: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -132,7 +134,7 @@ for np in $ranks; do
       [ -n "$threads" ] && launch+=(-x "OMP_NUM_THREADS=$threads")
     fi
     t1=$(now)
-    ${threads:+env OMP_NUM_THREADS=$threads} "${pin[@]}" "${launch[@]}" "$exe" extract --batch "$dir.txt" --backend "$backend" --no-truth ${nflag[*]} > "$dir.out" 2> "$dir.err" \
+    ${threads:+env OMP_NUM_THREADS=$threads} "${pin[@]}" "${launch[@]}" "$exe" extract --batch "$dir.txt" --backend "$backend" --no-truth ${nflag[*]} $extra > "$dir.out" 2> "$dir.err" \
       || { cat "$dir.out" "$dir.err" >> "$log"; say "FAILED at $np ranks"; exit 1; }
     cmd_s=$(since "$t1")
     cat "$dir.out" >> "$log"; grep -E 'frame [0-9]+/[0-9]+ written' "$dir.err" | tail -n 3 >> "$log" || true
@@ -149,7 +151,7 @@ for np in $ranks; do
   done
   # Every rank count must write the frames of the first one, bit for bit (a few checked).
   if [ -z "$ref" ]; then
-    ref="$scratch/reference"; mv "$scratch/np$np" "$ref"
+    ref="$scratch/reference"; rm -rf "$ref"; mv "$scratch/np$np" "$ref"
   else
     for f in frame-b0 frame-r$((nsp / 2)) frame-z$((nsp - 1)); do
       "$exe" compare --max-pull 0 "$ref/$f.$ext" "$scratch/np$np/$f.$ext" > "$scratch/compare.out" 2>&1 \

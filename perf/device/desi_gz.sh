@@ -23,6 +23,9 @@ sum=()
 note() { echo "desi_gz: $*"; sum+=("$*"); }
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; echo "cpus $ncpu, gpus $ngpu"; } | tee "$out/machine.txt"
 
+# KSPECTER_GZ_ONLY_EXPOSURE=1: only the exposure's batches (e.g. with KSPECTER_GZ_EXTRACT_ARGS
+# "--log-level debug" for each frame's read, wait, stages and write).
+if [ "${KSPECTER_GZ_ONLY_EXPOSURE:-0}" != 1 ]; then
 # ---- one frame: simulate it gzipped and plain (the .gz write's cost is the difference)
 for ext in fits fits.gz; do
   t=$(now)
@@ -76,8 +79,9 @@ print(f"python gzip level 9 (desispec's writer): {time.time() - t:.2f} s")
 EOF
   note "$(cat "$out/level9.txt"), $(stat -c %s "$w/frame-desispec-level9.fits.gz") bytes vs kspecter's $(stat -c %s "$w/frame-fits.gz-to-fits.gz.fits.gz")"
 
+fi
 # ---- the exposure: 30 frames gz in, gz out, on one GPU (16 cores), then on four
-common=(--kspecter "$cli" --out "$out" --backend cuda --psf-r "$psf" --gz --sim-jobs 8
+common=(--extract-args "${KSPECTER_GZ_EXTRACT_ARGS:-}" --kspecter "$cli" --out "$out" --backend cuda --psf-r "$psf" --gz --sim-jobs 8
         --mpiexec "$mpiexec" --mpi-args "--oversubscribe --bind-to none" --scratch "$w/exposure")
 timeout 400 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label 1gpu 2>&1 | tail -n 6
 if [ "$ngpu" -ge 4 ]; then
