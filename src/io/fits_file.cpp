@@ -209,29 +209,49 @@ void FitsReader::scan() {
   for (auto const& h : hdus_)
     if (h.padded_end > size_) {
       hdu_ = h.extname.empty() ? "HDU " + std::to_string(h.index) : h.extname;
+      if (h.padded_end == size_ + 1)  // marked so above
+        fail(
+            "the file is truncated or corrupt: the header's sizes describe more data than "
+            "the file can hold");
       fail("the file is truncated: the data of this HDU end at byte " +
            std::to_string(h.padded_end) + " but the file has only " + std::to_string(size_) +
            " bytes");
     }
   long long const end = hdus_.back().padded_end;
-  if (size_ > end) {
-    // What follows the last HDU CFITSIO could read: a header cut short (or a header it could
-    // not parse, which is no better), unless it is only the zeros some writers pad with.
-    std::string head(8, '\0');
-    if (memory_ptr_) {
-      std::memcpy(head.data(), static_cast<char const*>(memory_ptr_) + end,
-                  std::size_t(std::min<long long>(8, size_ - end)));
-    } else {
-      std::ifstream in(path_, std::ios::binary);
-      in.seekg(end);
-      in.read(head.data(), 8);
-    }
-    if (head.compare(0, 8, "XTENSION") == 0) {
-      hdu_ = "HDU " + std::to_string(hdus_.back().index + 1);
-      fail("the file is truncated: the header that starts at byte " + std::to_string(end) +
-           " ends before its END card (" + std::to_string(size_ - end) + " bytes left)");
+  if (size_ - end >= 8) {
+    // What follows the last HDU CFITSIO could read: a header cut short, or one it cannot
+    // parse; unless it is only the zeros (or other bytes) some writers leave at the end.
+    // Reported as soon as a reader asks for an HDU that is not among those read (it may be
+    // the lost one), and by check_complete().
+    std::size_t const look = std::size_t(std::min<long long>(size_ - end, 2880LL * 64));
+    std::string text(look, ' ');
+    read_bytes(end, text.size(), text.data());
+    if (text.compare(0, 8, "XTENSION") == 0) {
+      long long header_end = -1;  // its END card's block, padded
+      for (std::size_t c = 0; c + 80 <= text.size() && header_end < 0; c += 80)
+        if (text.compare(c, 8, "END     ") == 0)
+          header_end = end + static_cast<long long>((c + 80 + 2879) / 2880 * 2880);
+      std::string const hdu = "HDU " + std::to_string(hdus_.back().index + 1);
+      if (header_end >= 0 && header_end <= size_)
+        tail_problem_ = "the header of " + hdu + ", at byte " + std::to_string(end) +
+                        ", cannot be read: corrupt (CFITSIO cannot parse it)";
+      else
+        tail_problem_ = "the file is truncated: the header of " + hdu + ", at byte " +
+                        std::to_string(end) + ", ends before its " +
+                        (header_end < 0 ? "END card" : "2880-byte block") + " (" +
+                        std::to_string(size_ - end) + " bytes left)";
     }
   }
+}
+
+bool FitsReader::has(std::string const& extname) const {
+  if (find(extname)) return true;
+  if (!tail_problem_.empty()) throw InputError(path_, extname, tail_problem_);
+  return false;
+}
+
+void FitsReader::check_complete() const {
+  if (!tail_problem_.empty()) throw InputError(path_, "", tail_problem_);
 }
 
 FitsReader::Hdu const* FitsReader::find(std::string const& extname) const {
@@ -252,6 +272,7 @@ void FitsReader::move_to(std::string const& extname, int type, bool primary_fall
   Hdu const* h = find(extname);
   Hdu const& primary = hdus_.front();
   if (!h && primary_fallback && primary.extname.empty() && primary.has_data) h = &primary;
+  if (!h && !tail_problem_.empty()) fail(tail_problem_);
   if (!h) {
     std::string what = "HDU not found: missing from the file";
     if (size_ > hdus_.back().padded_end)

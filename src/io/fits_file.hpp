@@ -54,7 +54,13 @@ class FitsReader {
   long long size() const { return size_; }
 
   /// True when an HDU has this EXTNAME (case-insensitive).
-  bool has(std::string const& extname) const { return find(extname) != nullptr; }
+  /// Throws InputError naming `extname` when the file has a header after its last readable
+  /// HDU that is cut short or cannot be parsed (the HDU asked for may be that one).
+  bool has(std::string const& extname) const;
+  /// Throws InputError when the file has a header after its last readable HDU that is cut
+  /// short or cannot be parsed: a reader calls it once it has read what it wants, so that a
+  /// file cut anywhere is refused (data units cut short are refused when the file opens).
+  void check_complete() const;
   /// Makes HDU `extname` current and the HDU that errors name. With `primary_fallback`, an
   /// unnamed primary HDU with data stands for it. Throws InputError when it is missing, is not
   /// of `type` (IMAGE_HDU, BINARY_TBL; ANY_HDU for any), or its data end beyond the file.
@@ -99,9 +105,11 @@ class FitsReader {
   /// read. Uses no CFITSIO state: other threads may call it while this one reads on.
   void read_bytes(long long offset, std::size_t bytes, void* dst) const;
   /// Reads the `n` values of the current image as `datatype` (a CFITSIO type code matching
-  /// T) in blocks, handing each to `put(index, value)`.
+  /// T) in blocks, handing each to `put(index, value)`. With `null`, the image's undefined
+  /// pixels (integers equal to BLANK or ZBLANK, floats that are NaN) come as `*null`, which
+  /// must not be 0 (CFITSIO checks nothing then); without, integers pass as they are stored.
   template <class T, class Put>
-  void read_pixels(int datatype, long long n, Put put) const;
+  void read_pixels(int datatype, long long n, Put put, T const* null = nullptr) const;
 
   // ---- tables
   /// The current HDU (a binary table) as a FitsTable.
@@ -126,6 +134,7 @@ class FitsReader {
   std::size_t memory_size_ = 0;
   FitsPtr f_;
   std::vector<Hdu> hdus_;
+  std::string tail_problem_;  // what follows the last readable HDU, when it is a broken header
 };
 
 /// A FITS file being written: under a temporary name next to `path`, in memory when the
@@ -196,14 +205,15 @@ FitsPtr open_table(FitsTable const& table, void*& ptr, std::size_t& size);
 // ------------------------------------------------------------------ templates
 
 template <class T, class Put>
-void FitsReader::read_pixels(int datatype, long long n, Put put) const {
+void FitsReader::read_pixels(int datatype, long long n, Put put, T const* null) const {
   constexpr long long block = 1 << 20;
   check_compressed_tiles();
   std::vector<T> buf(static_cast<std::size_t>(std::min(n, block)));
   for (long long first = 0; first < n; first += block) {
     long long const m = std::min(block, n - first);
     int status = 0, anynul = 0;
-    fits_read_img(f_.get(), datatype, first + 1, m, nullptr, buf.data(), &anynul, &status);
+    fits_read_img(f_.get(), datatype, first + 1, m, const_cast<T*>(null), buf.data(), &anynul,
+                  &status);
     check(status,
           "cannot read pixels " + std::to_string(first) + ".." + std::to_string(first + m - 1));
     for (long long i = 0; i < m; ++i) put(first + i, buf[static_cast<std::size_t>(i)]);

@@ -38,6 +38,7 @@ int fold_mask(std::uint64_t v) {
 
 // MASK in any integer BITPIX. CFITSIO decompresses tiles into 32-bit (or narrower) types
 // only, so 64-bit reads are kept for the 64-bit BITPIX (which it never tile-compresses).
+// Undefined pixels (BLANK, ZBLANK) are BAD: nobody knows them good.
 void read_mask(FitsReader const& in, long long n, std::vector<int>& mask) {
   int const b = in.equiv_bitpix();
   reserve_huge(mask, static_cast<std::size_t>(n));  // written whole (huge_pages.hpp)
@@ -48,10 +49,26 @@ void read_mask(FitsReader const& in, long long n, std::vector<int>& mask) {
     case SBYTE_IMG:
     case SHORT_IMG:
     case USHORT_IMG:
-    case LONG_IMG: in.read_pixels<int>(TINT, n, store); break;
-    case ULONG_IMG: in.read_pixels<unsigned>(TUINT, n, store); break;
-    case LONGLONG_IMG: in.read_pixels<long long>(TLONGLONG, n, store); break;
-    case ULONGLONG_IMG: in.read_pixels<unsigned long long>(TULONGLONG, n, store); break;
+    case LONG_IMG: {
+      int const null = ccdmask::bad;
+      in.read_pixels<int>(TINT, n, store, &null);
+      break;
+    }
+    case ULONG_IMG: {
+      unsigned const null = ccdmask::bad;
+      in.read_pixels<unsigned>(TUINT, n, store, &null);
+      break;
+    }
+    case LONGLONG_IMG: {
+      long long const null = ccdmask::bad;
+      in.read_pixels<long long>(TLONGLONG, n, store, &null);
+      break;
+    }
+    case ULONGLONG_IMG: {
+      unsigned long long const null = ccdmask::bad;
+      in.read_pixels<unsigned long long>(TULONGLONG, n, store, &null);
+      break;
+    }
     default: in.fail("expected an integer image, found BITPIX " + std::to_string(b));
   }
 }
@@ -81,14 +98,17 @@ void copy_plain_floats(FitsReader const& in, long long at, std::size_t n, std::v
 // unscaled, not compressed) is copied from the file on a thread of its own, which the
 // returned future stands for, while this thread reads on (CFITSIO stays on this thread: its
 // file state is not shared). Any other is read here through CFITSIO (invalid future): as
-// doubles with BSCALE/BZERO applied, then rounded to float.
+// doubles with BSCALE/BZERO applied, then rounded to float; an integer image's undefined
+// pixels (BLANK or ZBLANK: astropy's scale() and fpack store NaN so) come back NaN, which the
+// reader then gives ivar = 0, like any NaN.
 std::future<void> read_float_image(FitsReader const& in, long long n, std::vector<float>& out) {
   if (auto const at = in.plain_float_data())
     return std::async(std::launch::async,
                       [&in, at = *at, n, &out] { copy_plain_floats(in, at, std::size_t(n), out); });
   out.resize(static_cast<std::size_t>(n));
-  in.read_pixels<double>(TDOUBLE, n,
-                         [&](long long i, double v) { out[std::size_t(i)] = float(v); });
+  double const null = std::numeric_limits<double>::quiet_NaN();
+  in.read_pixels<double>(
+      TDOUBLE, n, [&](long long i, double v) { out[std::size_t(i)] = float(v); }, &null);
   return {};
 }
 
@@ -191,6 +211,7 @@ PreprocImage read_preproc(std::string const& path, bool with_truth) {
     img.fibermap = in.table();
   }
   if (with_truth) img.truth = read_truth(in);
+  in.check_complete();  // a header cut after the HDUs read (READNOISE, truth) too
 
   for (std::future<void>* f : {&image, &ivar})
     if (f->valid()) f->get();

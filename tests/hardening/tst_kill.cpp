@@ -94,9 +94,13 @@ struct Kill : ::testing::Test {
       }
       if (!ours) continue;
       ++n;
-      std::string const suffix = "." + std::to_string(pid);
-      EXPECT_TRUE(name.size() > suffix.size() &&
-                  name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      // ".NAME.tmp.HOST.PID.TAG", TAG 16 random hex digits (io/atomic_output.hpp).
+      std::string const pid_part = "." + std::to_string(pid) + ".";
+      std::size_t const at = name.size() >= 17 + pid_part.size()
+                                 ? name.size() - 16 - pid_part.size()
+                                 : std::string::npos;
+      EXPECT_TRUE(at != std::string::npos && name.compare(at, pid_part.size(), pid_part) == 0 &&
+                  name.find_first_not_of("0123456789abcdef", name.size() - 16) == std::string::npos)
           << name << " is not named after the killed process " << pid;
     }
     return n;

@@ -7,12 +7,14 @@
 #include "small_inputs.hpp"
 
 #include <kspecter/io/frame_file.hpp>
+#include <kspecter/io/preproc_file.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -217,6 +219,65 @@ TEST_F(OutputsAndHeaders, thread_counts_beyond_the_pool_are_refused_or_held_to_i
   EXPECT_NE(r.out.find("OMP_NUM_THREADS=600"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("512 host threads"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(path("sim.fits")));
+}
+
+// Class 4: integer images with BLANK (astropy's scale() and fpack store NaN so): those pixels
+// are no data. IMAGE and IVAR: ivar = 0; MASK: the BAD bit (and so ivar = 0).
+TEST_F(OutputsAndHeaders, blank_pixels_of_integer_images_get_no_weight) {
+  std::vector<long> ax;
+  std::vector<double> const image = fe::read_image(in.image, "IMAGE", &ax);
+  std::vector<double> const ivar = fe::read_image(in.image, "IVAR");
+  std::size_t const n = image.size();
+  auto blank_in = [](std::string const& hdu, std::size_t i) {
+    return (hdu == "IMAGE" && i % 7 == 0) || (hdu == "IVAR" && i % 11 == 3) ||
+           (hdu == "MASK" && i % 13 == 5);
+  };
+  std::string const scaled = path("blank.fits");
+  fe::rewrite(in.image, scaled, [&](std::string const& name, fitsfile* src, fitsfile* out) {
+    if (name != "IMAGE" && name != "IVAR" && name != "MASK") return false;
+    // 32-bit integers: value = BZERO + BSCALE x stored, BLANK for the undefined pixels.
+    double const bscale = name == "MASK" ? 1.0 : name == "IMAGE" ? 1e-3 : 1e-6;
+    std::vector<double> const& from = name == "IMAGE" ? image : ivar;
+    std::vector<int> stored(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      stored[i] = blank_in(name, i) ? -2147483647 - 1
+                  : name == "MASK"  ? 0
+                                    : int(std::lround(from[i] / bscale));
+    int st = 0;
+    fe::check(fits_create_img(out, LONG_IMG, 2, ax.data(), &st), "create");
+    fe::check(
+        fits_update_key(out, TSTRING, "EXTNAME", const_cast<char*>(name.c_str()), nullptr, &st),
+        "EXTNAME");
+    fe::copy_user_cards(src, out);
+    double zero = 0;
+    long blank = -2147483647L - 1;
+    fits_update_key(out, TDOUBLE, "BSCALE", const_cast<double*>(&bscale), nullptr, &st);
+    fits_update_key(out, TDOUBLE, "BZERO", &zero, nullptr, &st);
+    fits_update_key(out, TLONG, "BLANK", &blank, nullptr, &st);
+    fits_set_bscale(out, 1.0, 0.0, &st);  // write the stored integers as they are
+    fe::check(fits_write_img(out, TINT, 1, LONGLONG(n), stored.data(), &st), "write");
+    return true;
+  });
+  auto const img = kspecter::io::read_preproc(scaled);
+  ASSERT_EQ(img.ivar.size(), n);
+  std::size_t blank = 0, kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool const undefined = blank_in("IMAGE", i) || blank_in("IVAR", i) || blank_in("MASK", i);
+    if (undefined) {
+      ++blank;
+      EXPECT_EQ(img.ivar[i], 0.0f) << "pixel " << i;
+      EXPECT_TRUE(std::isfinite(img.image[i])) << "pixel " << i;
+      if (blank_in("MASK", i))
+        EXPECT_NE(img.mask[i] & kspecter::io::ccdmask::bad, 0) << "pixel " << i;
+    } else if (ivar[i] > 1e-3) {
+      ++kept;
+      EXPECT_GT(img.ivar[i], 0.0f) << "pixel " << i;
+      EXPECT_NEAR(img.image[i], image[i], 1e-3) << "pixel " << i;
+    }
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(blank, n / 5);
+  EXPECT_GT(kept, n / 2);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ inline std::string file_bytes(std::string const& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-/// Names in `dir` that are temporaries of kspecter's atomic writes (".NAME.tmp.HOST.PID").
+/// Names in `dir` that are temporaries of kspecter's atomic writes (".NAME.tmp.HOST.PID.TAG").
 inline std::vector<std::string> temp_files(std::string const& dir) {
   std::vector<std::string> out;
   for (auto const& e : std::filesystem::directory_iterator(dir)) {
