@@ -6,6 +6,7 @@
 #include "fits_edit.hpp"
 #include "small_inputs.hpp"
 
+#include <kspecter/extract/mask_bits.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
 
@@ -278,6 +279,53 @@ TEST_F(OutputsAndHeaders, blank_pixels_of_integer_images_get_no_weight) {
   }
   EXPECT_GT(blank, n / 5);
   EXPECT_GT(kept, n / 2);
+}
+
+// Class 8: one absurd trace coefficient (a YTRACE or XTRACE term of 1e200, or a trace that
+// leaves the CCD by far) must not size the patches: that fiber's bins get ivar = 0 and a mask
+// bit, the others are extracted, and nothing asks for memory beyond the CCD's.
+TEST_F(OutputsAndHeaders, absurd_trace_coefficients_mask_their_fiber) {
+  struct Case {
+    char const* hdu;
+    long coefficient;
+    double value;
+  };
+  Case const cases[] = {
+      {"YTRACE", 1, 1e200}, {"YTRACE", 0, -1e12}, {"XTRACE", 2, 1e200}, {"XTRACE", 0, 1e9}};
+  constexpr long fiber = 5;
+  for (auto const& c : cases) {
+    SCOPED_TRACE(std::string(c.hdu) + " " + std::to_string(c.coefficient) + " " +
+                 std::to_string(c.value));
+    std::string const psf = path("psf_absurd.fits"), frame = path("absurd_frame.fits");
+    fe::edit_image(in.psf, psf, c.hdu, [&](std::vector<double>& v, std::vector<long> const& ax) {
+      v[std::size_t(fiber * ax[0] + c.coefficient)] = c.value;
+    });
+    std::string const model = path("absurd_model.fits"), sim = path("absurd_sim.fits");
+    auto const r = run_kspecter(extract_args(in.image, psf, frame) + " -m " + model);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(fs::is_regular_file(model));
+    auto const s = run_kspecter("simulate -p " + psf + " -o " + sim + " " + small_grid);
+    EXPECT_EQ(s.status, 0) << s.out;
+    EXPECT_TRUE(fs::is_regular_file(sim));
+    auto const fr = kspecter::io::read_frame(frame);
+    ASSERT_EQ(fr.nspec, 20);
+    for (int s = 0; s < fr.nspec; ++s) {
+      int lost = 0;
+      for (int w = 0; w < fr.nwave; ++w) {
+        std::size_t const i = std::size_t(s) * fr.nwave + std::size_t(w);
+        ASSERT_TRUE(std::isfinite(fr.flux[i]) && std::isfinite(fr.ivar[i])) << s << " " << w;
+        if (fr.ivar[i] == 0.0f) {
+          ++lost;
+          EXPECT_NE(fr.mask[i], 0u) << s << " " << w;
+        }
+      }
+      if (s == fiber)  // (a Legendre term of odd degree is 0 mid-range: that bin stays)
+        EXPECT_GE(lost, fr.nwave - 1) << "the fiber off the chip kept bins";
+      else if (s < fiber - 1 || s > fiber + 1)
+        EXPECT_LT(lost, fr.nwave / 4) << "fiber " << s << " lost its bins";
+    }
+    for (auto const& f : {frame, model, sim}) fs::remove(f);
+  }
 }
 
 }  // namespace

@@ -53,7 +53,16 @@ void project_spots(
       ycmin = std::min(ycmin, yc_h(f, w));
       ycmax = std::max(ycmax, yc_h(f, w));
     }
+  // Only corner rows in [1 - sny, ny - 1] reach the image: a trace off the CCD by any distance
+  // (corners at +-2^30, psf::spot_corner) sizes nothing, and its spots add nothing.
+  ycmin = std::max(ycmin, 1 - sny);
+  ycmax = std::min(ycmax, ny - 1);
+  if (ycmin > ycmax) {
+    space.fence();
+    return;
+  }
   int const nkey = ycmax - ycmin + 1;
+  auto const in_range = [&](int yc) { return yc >= ycmin && yc <= ycmax; };
   using V2i = Kokkos::View<int**, Kokkos::LayoutRight, mem>;
   V2i order(
       Kokkos::view_alloc(std::string("kspecter::sim::project_order"), Kokkos::WithoutInitializing),
@@ -65,11 +74,13 @@ void project_spots(
   auto start_h = Kokkos::create_mirror_view(start);
   for (int f = 0; f < nfiber; ++f) {  // counting sort by yc
     for (int k = 0; k <= nkey; ++k) start_h(f, k) = 0;
-    for (int w = 0; w < nwave; ++w) ++start_h(f, yc_h(f, w) - ycmin + 1);
+    for (int w = 0; w < nwave; ++w)
+      if (in_range(yc_h(f, w))) ++start_h(f, yc_h(f, w) - ycmin + 1);
     for (int k = 0; k < nkey; ++k) start_h(f, k + 1) += start_h(f, k);
     std::vector<int> next(nkey);
     for (int k = 0; k < nkey; ++k) next[k] = start_h(f, k);
-    for (int w = 0; w < nwave; ++w) order_h(f, next[yc_h(f, w) - ycmin]++) = w;
+    for (int w = 0; w < nwave; ++w)
+      if (in_range(yc_h(f, w))) order_h(f, next[yc_h(f, w) - ycmin]++) = w;
   }
   Kokkos::deep_copy(space, order, order_h);
   Kokkos::deep_copy(space, start, start_h);

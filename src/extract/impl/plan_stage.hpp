@@ -27,13 +27,16 @@ struct SanitizeWeights {
 
 // Pixel window of each patch (gpu_specter _prepare_patch): columns span every spot of the
 // padded patch; rows span the spots of the core bins (all padded fibers) plus pixpad_frac of
-// the extra rows the wavelength padding adds on each side.
+// the extra rows the wavelength padding adds on each side; then cut to the CCD, where alone
+// pixels are (every stage reads only pixels on it, so the cut changes no number). A trace
+// that leaves the CCD by any distance (a corner at 2^30, from a coefficient of 1e200) thus
+// sizes no buffer: its spots find no pixel, and its bins get ivar = 0 and a mask bit.
 template <class ExecSpace>
 struct PlanWindows {
   using T = Types<ExecSpace>;
   typename T::Corners xc, yc;
   typename T::Table ptab;
-  int m, wavepad, nwavestep, sny, snx;
+  int m, wavepad, nwavestep, sny, snx, npy, npx;
   double pixpad_frac;
   KOKKOS_INLINE_FUNCTION void operator()(int p) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
@@ -54,14 +57,20 @@ struct PlanWindows {
         }
       }
     }
-    // int() truncation as gpu_specter (the arguments are >= 0).
-    int const lo = static_cast<int>((ymin - ypmin) * (1.0 - pixpad_frac));
-    int const hi = static_cast<int>((ymax - ypmin) + (ypmax - ymax) * pixpad_frac);
-    ptab(p).x0 = xmin;
-    ptab(p).x1 = xmax;
-    ptab(p).y0 = ypmin + lo;
-    ptab(p).y1 = ypmin + hi;
-    ptab(p).pixstride = xmax - xmin;
+    // int() truncation as gpu_specter (the arguments are >= 0), in 64 bits: corners reach
+    // +-2^30 (psf::spot_corner).
+    long long const lo =
+        static_cast<long long>(double(ymin - (long long)ypmin) * (1.0 - pixpad_frac));
+    long long const hi = static_cast<long long>(double(ymax - (long long)ypmin) +
+                                                double(ypmax - (long long)ymax) * pixpad_frac);
+    auto cut = [](long long v, int n) { return static_cast<int>(v < 0 ? 0 : (v > n ? n : v)); };
+    int const x0 = cut(xmin, npx), x1 = imax(x0, cut(xmax, npx));
+    int const y0 = cut(ypmin + lo, npy), y1 = imax(y0, cut(ypmin + hi, npy));
+    ptab(p).x0 = x0;
+    ptab(p).x1 = x1;
+    ptab(p).y0 = y0;
+    ptab(p).y1 = y1;
+    ptab(p).pixstride = x1 - x0;
     ptab(p).mono = mono;
   }
 };
@@ -91,7 +100,7 @@ void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspa
   Kokkos::parallel_for(
       "kspecter::extract::plan_windows", RangeI(fc.space, 0, P),
       PlanWindows<ExecSpace>{ws.spots.xc, ws.spots.yc, ws.ptab_all, s.m, plan.wavepad,
-                             plan.nwavestep, s.sny, s.snx, fc.opt.pixpad_frac});
+                             plan.nwavestep, s.sny, s.snx, s.npy, s.npx, fc.opt.pixpad_frac});
   Kokkos::deep_copy(fc.space, ptab, ws.ptab_all);
   fc.space.fence();
   int nrow_max = 0, ncol_max = 0;
