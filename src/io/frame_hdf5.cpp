@@ -16,6 +16,13 @@ namespace kspecter::io {
 #ifdef KSPECTER_HAVE_HDF5
 namespace {
 
+// HDF5 1.10's exit handler closes the files still open, and crashes (SIGSEGV) on one whose
+// close failed, such as a frame whose write went past `ulimit -f` or filled the disk: the
+// run then died after reporting the error. kspecter closes every file itself and needs no
+// exit handler. (Called before any other HDF5 call, as HDF5 requires: at static
+// initialisation.)
+[[maybe_unused]] herr_t const no_exit_handler = H5dont_atexit();
+
 // Closes an HDF5 handle with the matching close function.
 struct Handle {
   hid_t id;
@@ -30,7 +37,12 @@ struct Handle {
 };
 
 void check(herr_t rc, std::string const& file, std::string const& what) {
-  if (rc < 0) throw InputError(file, what, "HDF5 call failed");
+  if (rc < 0)
+    throw InputError(file, what,
+                     file_size_limit_reached()
+                         ? "HDF5 call failed: the process's file size limit (ulimit -f) was "
+                           "reached: EFBIG, File too large"
+                         : "HDF5 call failed");
 }
 
 template <class T>

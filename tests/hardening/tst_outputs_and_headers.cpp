@@ -328,4 +328,29 @@ TEST_F(OutputsAndHeaders, absurd_trace_coefficients_mask_their_fiber) {
   }
 }
 
+// Class 9: a run whose log reader goes away (`| head`) carries on (SIGPIPE is ignored, the
+// writes to the pipe fail), and one that writes past `ulimit -f` fails with an error naming
+// the file and the limit instead of dying of SIGXFSZ with its temporary left.
+TEST_F(OutputsAndHeaders, sigpipe_and_sigxfsz_do_not_kill_the_run) {
+  std::string const frame = path("piped.fits"), rc = path("rc.txt");
+  auto const piped =
+      run_command("sh -c '(" + kspecter_exe + " " + extract_args(in.image, in.psf, frame) +
+                  " --log-level debug 2>&1; echo $? > " + rc + ") | head -c 1 > /dev/null'");
+  EXPECT_EQ(file_bytes(rc), "0\n") << piped.out;
+  EXPECT_TRUE(fs::is_regular_file(frame));
+  fs::remove(frame);
+  for (std::string const name : {"big.fits", "big.fits.gz", "big.h5"}) {
+    std::string const target = path(name);
+    auto const r = run_command("sh -c 'ulimit -f 200; exec " + kspecter_exe + " " +
+                               extract_args(in.image, in.psf, target) + "'");
+    if (r.out.find("built without HDF5") != std::string::npos) continue;
+    EXPECT_EQ(r.status, 1) << name << ": " << r.out;
+    EXPECT_NE(r.out.find(target), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.find("ulimit -f") != std::string::npos ||
+                r.out.find("File too large") != std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(target));
+  }
+}
+
 }  // namespace
