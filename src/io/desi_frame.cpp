@@ -55,9 +55,11 @@ std::string first_key(FitsHeader const& h, std::vector<char const*> const& keys)
 }  // namespace
 
 FitsTable read_fibermap(std::string const& path) {
-  FitsReader in(path, GzipAlternative::yes);
-  in.move_to("FIBERMAP", BINARY_TBL);
-  return in.table();
+  return reading_file(path, [&] {
+    FitsReader in(path, GzipAlternative::yes);
+    in.move_to("FIBERMAP", BINARY_TBL);
+    return in.table();
+  });
 }
 
 FitsTable frame_fibermap(FitsTable const& fibermap, int specmin, int nspec) {

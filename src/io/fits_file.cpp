@@ -267,8 +267,15 @@ void FitsReader::check(int status, std::string const& doing) const {
   if (status) fail(doing + ": " + fits_message(status));
 }
 
+namespace {
+thread_local std::string last_hdu;
+}  // namespace
+
+std::string const& last_hdu_moved_to() { return last_hdu; }
+
 void FitsReader::move_to(std::string const& extname, int type, bool primary_fallback) {
   hdu_ = extname;
+  last_hdu = extname;
   Hdu const* h = find(extname);
   Hdu const& primary = hdus_.front();
   if (!h && primary_fallback && primary.extname.empty() && primary.has_data) h = &primary;

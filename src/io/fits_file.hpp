@@ -12,6 +12,7 @@
 #include "fits_support.hpp"
 #include "gzip_file.hpp"
 
+#include <kspecter/core/error.hpp>
 #include <kspecter/io/fits_header.hpp>
 #include <kspecter/io/fits_table.hpp>
 
@@ -22,12 +23,35 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace kspecter::io {
+
+/// The HDU the last FitsReader of this thread moved to ("" before any), for errors raised
+/// outside the reader (memory_error).
+std::string const& last_hdu_moved_to();
+
+/// Calls `read()`; running out of memory inside it (std::bad_alloc, std::length_error: sizes
+/// that a file's headers give, a gzip bomb) becomes an InputError naming `path`, the HDU being
+/// read and what happened, instead of a bare "std::bad_alloc".
+template <class Read>
+auto reading_file(std::string const& path, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (std::bad_alloc const&) {
+    throw InputError(path, last_hdu_moved_to(),
+                     "not enough memory to read it (its sizes ask for more than this process "
+                     "can allocate: corrupt, or too big for this machine)");
+  } catch (std::length_error const&) {
+    throw InputError(path, last_hdu_moved_to(),
+                     "its sizes ask for more than any array can hold: corrupt");
+  }
+}
 
 /// How FitsReader finds a file.
 enum class GzipAlternative {

@@ -1,3 +1,4 @@
+#include "fits_file.hpp"
 #include "frame_formats.hpp"
 
 #include <kspecter/core/error.hpp>
@@ -36,7 +37,8 @@ void write_frame(std::string const& path, FrameData const& frame) {
 }
 
 FrameData read_frame(std::string const& path) {
-  return is_hdf5_name(path) ? read_frame_hdf5(path) : read_frame_fits(path);
+  return reading_file(
+      path, [&] { return is_hdf5_name(path) ? read_frame_hdf5(path) : read_frame_fits(path); });
 }
 
 }  // namespace kspecter::io

@@ -174,9 +174,23 @@ void check_sizes(std::string const& path, PreprocImage const& img, TruthSpectra 
 
 namespace {
 std::optional<TruthSpectra> read_truth(FitsReader& in);
+PreprocImage read_preproc_file(std::string const& path, bool with_truth);
 }  // namespace
 
 PreprocImage read_preproc(std::string const& path, bool with_truth) {
+  return reading_file(path, [&] { return read_preproc_file(path, with_truth); });
+}
+
+std::optional<TruthSpectra> read_truth(std::string const& path) {
+  return reading_file(path, [&] {
+    FitsReader in(path, GzipAlternative::yes);
+    return read_truth(in);
+  });
+}
+
+namespace {
+
+PreprocImage read_preproc_file(std::string const& path, bool with_truth) {
   FitsReader in(path, GzipAlternative::yes);
   PreprocImage img;
   img.path = in.path();
@@ -226,13 +240,6 @@ PreprocImage read_preproc(std::string const& path, bool with_truth) {
   }
   return img;
 }
-
-std::optional<TruthSpectra> read_truth(std::string const& path) {
-  FitsReader in(path, GzipAlternative::yes);
-  return read_truth(in);
-}
-
-namespace {
 
 std::optional<TruthSpectra> read_truth(FitsReader& in) {
   if (!in.has("TRUTH_FLUX")) return std::nullopt;

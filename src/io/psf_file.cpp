@@ -75,7 +75,16 @@ bool parse_gh(std::string const& name, int& i, int& j) {
 
 }  // namespace
 
+namespace {
+psf::GaussHermitePsf read_psf_file(std::string const& path, PsfKeywords* keywords);
+}  // namespace
+
 psf::GaussHermitePsf read_psf(std::string const& path, PsfKeywords* keywords) {
+  return reading_file(path, [&] { return read_psf_file(path, keywords); });
+}
+
+namespace {
+psf::GaussHermitePsf read_psf_file(std::string const& path, PsfKeywords* keywords) {
   FitsReader r(path);
   GaussHermitePsf psf;
 
@@ -249,6 +258,7 @@ psf::GaussHermitePsf read_psf(std::string const& path, PsfKeywords* keywords) {
   if (!problem.empty()) r.fail(problem);
   return psf;
 }
+}  // namespace
 
 namespace {
 

@@ -353,4 +353,50 @@ TEST_F(OutputsAndHeaders, sigpipe_and_sigxfsz_do_not_kill_the_run) {
   }
 }
 
+// Class 13: running out of memory while reading a file names the file and the HDU (it said
+// only "std::bad_alloc"). A sparse file whose images are 20000 x 20000 pixels, read under a
+// 1.5 GB address-space limit.
+TEST_F(OutputsAndHeaders, out_of_memory_while_reading_names_the_file) {
+  std::string const huge = path("huge.fits");
+  {
+    std::ofstream f(huge, std::ios::binary);
+    auto header = [&](std::vector<std::string> const& cards) {
+      std::string h;
+      for (auto c : cards) {
+        c.resize(80, ' ');
+        h += c;
+      }
+      h += std::string("END").append(77, ' ');
+      h.resize((h.size() + 2879) / 2880 * 2880, ' ');
+      f << h;
+    };
+    auto data = [&](long long bytes) {
+      f.seekp(static_cast<std::streamoff>((bytes + 2879) / 2880 * 2880), std::ios::cur);
+    };
+    long long const n = 20000LL * 20000LL;
+    header({"SIMPLE  =                    T", "BITPIX  =                  -32",
+            "NAXIS   =                    2", "NAXIS1  =                20000",
+            "NAXIS2  =                20000", "EXTNAME = 'IMAGE   '"});
+    data(4 * n);
+    for (char const* ext : {"'IVAR    '", "'MASK    '"}) {
+      bool const mask = ext[1] == 'M';
+      header({"XTENSION= 'IMAGE   '",
+              mask ? "BITPIX  =                   16" : "BITPIX  =                  -32",
+              "NAXIS   =                    2", "NAXIS1  =                20000",
+              "NAXIS2  =                20000", "PCOUNT  =                    0",
+              "GCOUNT  =                    1", std::string("EXTNAME = ") + ext});
+      data((mask ? 2 : 4) * n);
+    }
+    f.seekp(-1, std::ios::cur);
+    f.put(0);  // the file's full length, without writing its blocks
+  }
+  auto const r = run_command("sh -c 'ulimit -v 1500000; exec " + kspecter_exe + " " +
+                             extract_args(huge, in.psf, out) + "'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find(huge), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not enough memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HDU '"), std::string::npos) << r.out;
+  fs::remove(huge);
+}
+
 }  // namespace
