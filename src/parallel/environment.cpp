@@ -147,6 +147,9 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
     throw ParameterError("host threads must be in 1.." + std::to_string(max_host_threads) +
                          " (Kokkos' OpenMP pool fails beyond), got " +
                          std::to_string(opt.num_threads));
+  if (opt.device_id < -1)  // -1: the default (node-local rank modulo the GPUs)
+    throw ParameterError("the GPU ordinal (--device) must be 0 or more, got " +
+                         std::to_string(opt.device_id));
   compat::InitOptions k;
   k.num_threads = opt.num_threads > 0 ? opt.num_threads : default_threads(local_size_);
   k.device_id = opt.device_id;

@@ -183,6 +183,9 @@ TEST_F(OutputsAndHeaders, negative_counts_are_refused) {
   expect_refused(args + " --specmin -2", {"specmin -2"});
   expect_refused(args + " --wavepad -1", {"wavepad"});
   expect_refused(args + " --bundlesize -10", {"bundlesize"});
+  expect_refused(args + " --device -3", {"--device", "-3"});
+  expect_refused(args + " --io-threads -1", {"threads", "-1"});
+  expect_refused(args + " --threads -2", {"--threads"});
 }
 
 // Class 12: any name the file system takes can be written, however long (the temporary's
