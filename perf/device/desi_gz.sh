@@ -87,6 +87,19 @@ timeout 400 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 
 if [ "$ngpu" -ge 4 ]; then
   timeout 300 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label 4gpu --reuse 2>&1 | tail -n 6
 fi
+# KSPECTER_GZ_ALT_CLI=EXE: the exposure's batches again with another build's kspecter, then
+# with this one, interleaved (an A/B of two trees on one machine).
+if [ -n "${KSPECTER_GZ_ALT_CLI:-}" ]; then
+  alt=("${common[@]}"); alt[3]="$KSPECTER_GZ_ALT_CLI"
+  for round in 1 2; do
+    timeout 200 bash "$here/perf/scaling.sh" "${alt[@]}" --ranks "1" --cpus 0-15 --label "1gpu-alt$round" --reuse 2>&1 | tail -n 2
+    timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label "1gpu-this$round" --reuse 2>&1 | tail -n 2
+    if [ "$ngpu" -ge 4 ]; then
+      timeout 200 bash "$here/perf/scaling.sh" "${alt[@]}" --ranks "4" --label "4gpu-alt$round" --reuse 2>&1 | tail -n 2
+      timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label "4gpu-this$round" --reuse 2>&1 | tail -n 2
+    fi
+  done
+fi
 # The host threads of a GPU rank: OpenMP's spinning workers (libgomp's active wait) against
 # the I/O threads, and fewer Kokkos host threads (--threads-per-rank sets OMP_NUM_THREADS).
 if [ "${KSPECTER_GZ_VARIANTS:-0}" = 1 ]; then

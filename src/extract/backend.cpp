@@ -5,6 +5,9 @@
 #include <kspecter_backend_list.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <algorithm>
 #include <optional>
@@ -72,6 +75,35 @@ std::vector<char> device_span_to_host(ImageArray const& a) {
 }
 #endif
 
+// Host memory page-locked for the time of one copy to a GPU, so that the copy engine reads it
+// directly: from pageable memory the driver stages it through its own buffers, at 4-5 GB/s
+// for a frame's image with four ranks of a node copying (perf/gpu_runs.md, session 22). When
+// the pages cannot be locked (already registered, a limit), the copy is made as it was.
+class PinnedForCopy {
+ public:
+  PinnedForCopy(void const* data, std::size_t bytes) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if (cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault) == cudaSuccess)
+      data_ = data;
+    else
+      (void)cudaGetLastError();  // the copy goes on from pageable memory
+#else
+    (void)data;
+    (void)bytes;
+#endif
+  }
+  ~PinnedForCopy() {
+#ifdef KOKKOS_ENABLE_CUDA
+    if (data_) cudaHostUnregister(const_cast<void*>(data_));
+#endif
+  }
+  PinnedForCopy(PinnedForCopy const&) = delete;
+  PinnedForCopy& operator=(PinnedForCopy const&) = delete;
+
+ private:
+  void const* data_ = nullptr;
+};
+
 // A host array's elements copied, as they lie, into Space's memory and converted there: a
 // DESI image (float32) crosses the bus at half the bytes of the doubles it becomes, and no
 // host copy of doubles is made (perf/gpu_runs.md, the CLI's upload).
@@ -85,6 +117,7 @@ void upload_and_convert(Space const& space, ImageArray const& a,
       space, "kspecter::extract::image_elements", bytes);
   Kokkos::View<char const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
       static_cast<char const*>(a.data) + lo * std::ptrdiff_t(esize), bytes);
+  PinnedForCopy const pinned(host.data(), bytes);
   Kokkos::deep_copy(space, elements, host);
   ImageArray there = a;
   there.data = elements.data() - lo * std::ptrdiff_t(esize);
