@@ -54,8 +54,9 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
         gpu: True: the GPU backend (an error in a build without one); False: the host backend
             (OpenMP, else Serial); None: kspecter's default (``kspecter.initialize(backend=)``
             or $KSPECTER_BACKEND, else the build's default space).
-        loglevel: None or a level above INFO: silent; 'INFO' / logging.INFO: kspecter's
-            progress lines on stderr (rank 0); 'DEBUG': also its stage times.
+        loglevel: None or a level above INFO: warnings and errors only; 'INFO' /
+            logging.INFO: also kspecter's progress lines (rank 0); 'DEBUG': also its stage
+            times. The lines are records of the logger 'kspecter' (the logging module).
         timing: a dict to fill: gpu_specter's time stamps ('init-mpi-comm', 'init-mpi-bcast',
             'host-to-device', 'extracted-bundles', 'staged-bundles', 'merged-bundles',
             'assembled-frame'; ``time.time()`` values) and kspecter's stage times in seconds

@@ -337,8 +337,9 @@ void add_common_options(ArgParser& p) {
            "igzip level of the .gz files written: 0 (fastest) to 3 (smallest)",
            std::to_string(io::GzipSettings{}.level));
   p.option("io-threads", 0, "N",
-           "threads for gzip (inflating inputs ahead, deflating outputs); 0: the CPUs this rank "
-           "may use, shared with the node's other ranks when they are not bound",
+           "threads for gzip (inflating inputs ahead, deflating outputs); 0: --threads when "
+           "given, else the CPUs this rank may use, shared with the node's other ranks when "
+           "they are not bound",
            "0");
   p.pass_kokkos_flags();
 }

@@ -54,7 +54,9 @@ struct Session {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()) +
         " s");
     if (gz.threads == 0) {
-      gz.threads = parallel::cpus_per_rank(env->local_size());
+      // The cores the rank is given: --threads, else its binding or its share of the node.
+      gz.threads =
+          opt.num_threads > 0 ? opt.num_threads : parallel::cpus_per_rank(env->local_size());
       io::set_gzip_settings(gz);
     }
   }
