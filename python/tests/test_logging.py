@@ -128,3 +128,19 @@ def test_masked_fibers_are_warned_about_with_their_wavelengths(inputs, tmp_path)
                     "-w", GRID, "--bundlesize", "10", "--nsubbundles", "2", "--no-truth",
                     "--log-level", "error", "--warn-masked", "0.05")
     assert "WARNING" not in quiet.stderr
+
+
+def test_a_batch_warns_about_each_frame_from_the_rank_that_writes_it(inputs, tmp_path):
+    fits = pytest.importorskip("astropy.io.fits")
+    path = tmp_path / "masked.fits"
+    with fits.open(inputs.image) as f:
+        f["IVAR"].data[150:230, :] = 0
+        f.writeto(path)
+    batch = tmp_path / "batch.txt"
+    batch.write_text(f"{path} {inputs.psf} {tmp_path / 'a.fits'} {GRID}\n"
+                     f"{inputs.image} {inputs.psf} {tmp_path / 'b.fits'} {GRID}\n")
+    r = run_cli("extract", "--batch", str(batch), "--bundlesize", "10", "--nsubbundles", "2",
+                "--no-truth", "--log-level", "warning", "--warn-masked", "0.05")
+    warnings = [line for line in r.stderr.splitlines() if "WARNING: " in line]
+    assert len(warnings) == 20, r.stderr  # every fiber of the masked frame, none of the other
+    assert all(str(tmp_path / "a.fits") in line for line in warnings), r.stderr

@@ -40,6 +40,23 @@ parallel::JobOptions job_options(ExtractJob const& job) {
   return options;
 }
 
+// The job's progress on rank 0's log, and each frame's quality WARNINGs from the rank that
+// writes it (warn_about_frame), in a batch as for a single frame.
+class FrameReports : public parallel::LogProgress {
+ public:
+  FrameReports(Logger const& log, double warn_masked)
+      : LogProgress(log), every_rank_(log.level(), /*speaks=*/true), warn_masked_(warn_masked) {}
+  void frame_finished(parallel::JobFrame const& frame,
+                      extract::FrameResult const& result) override {
+    warn_about_frame(every_rank_, result, frame.output.empty() ? frame.origin : frame.output,
+                     warn_masked_);
+  }
+
+ private:
+  Logger every_rank_;
+  double warn_masked_;
+};
+
 int report_failure(parallel::JobSummary const& summary, int nframes) {
   std::string ranks;
   for (int r : summary.failed_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
@@ -57,7 +74,6 @@ void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome
   extract::FrameResult const& single = *out.results[0];
   session.log.info("wrote " + job.frames[0].output +
                    (job.model.empty() ? "" : " and " + job.model));
-  warn_about_frame(session.log, single, job.frames[0].output, job.warn_masked);
   std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n", single.nspec,
               single.nwave, out.summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s",
               out.space.c_str());
@@ -96,7 +112,7 @@ int run_extract_job(Session& session, ExtractJob const& job,
   int const nranks = world.size();
   parallel::JobOptions options = job_options(job);
   options.first_input = first_input;
-  parallel::LogProgress progress(session.log);
+  FrameReports progress(session.log, job.warn_masked);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
   if (!job.timing_json.empty() && world.rank() == 0)
     write_timing_json(job.timing_json, out, nframes, nranks, session.startup_seconds);

@@ -319,6 +319,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     if (task.group_rank == 0) {
       // desispec's BAD2DFIT rule, over the whole frame once gathered.
       extract::apply_bad2dfit(*fr);
+      progress.frame_finished(frame, *fr);
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
       auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
       writes.push_back({task.frame, writers[i % writers.size()]->submit([frame, fr, setup] {

@@ -62,6 +62,9 @@ class JobProgress {
   virtual void frame_read(JobFrame const& /*frame*/) {}
   /// Every rank: the stage times of its share of a frame.
   virtual void frame_extracted(JobFrame const& /*frame*/, StageTimes const& /*times*/) {}
+  /// The rank that writes a frame (its group's rank 0), once the frame is gathered and before
+  /// it is written: the whole frame, for reports of its quality.
+  virtual void frame_finished(JobFrame const& /*frame*/, extract::FrameResult const& /*result*/) {}
 };
 
 /// The CLI's progress lines on a Logger (info: frames and batches; debug: reads, stage times).
