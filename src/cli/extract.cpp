@@ -185,17 +185,14 @@ int run_extract(int argc, char** argv) {
         throw ParameterError("extract: --model is empty: give a file name, or leave -m out");
     }
   }
-  // Counts: a negative one is a mistake, never "all" or "the default".
+  // Negative counts are a mistake, never "all" or "the default" (the library refuses the
+  // others: specmin, bundlesize, nsubbundles, nwavestep, wavepad).
   if (args.has("nspec") && opt.nspec < 1)
     throw ParameterError("extract: --nspec must be 1 or more (leave it out for every fiber), got " +
                          std::to_string(opt.nspec));
   if (args.has("psferr") && !(opt.psferr >= 0))
     throw ParameterError("extract: --psferr must be 0 or more (leave it out for the PSF's), got " +
                          args.get("psferr"));
-  for (char const* count : {"specmin", "bundlesize", "nsubbundles", "nwavestep", "wavepad"})
-    if (args.get_int(count) < 0)
-      throw ParameterError(std::string("extract: --") + count + " must be 0 or more, got " +
-                           args.get(count));
   job.options = opt;
   check_outputs(job);
 
