@@ -80,6 +80,10 @@ EOF
   note "$(cat "$out/level9.txt"), $(stat -c %s "$w/frame-desispec-level9.fits.gz") bytes vs kspecter's $(stat -c %s "$w/frame-fits.gz-to-fits.gz.fits.gz")"
 
 fi
+# KSPECTER_GZ_SKIP_EXPOSURE=1: the single frame only.
+if [ "${KSPECTER_GZ_SKIP_EXPOSURE:-0}" = 1 ]; then
+  echo "==== summary"; printf '%s\n' "${sum[@]}"; exit 0
+fi
 # ---- the exposure: 30 frames gz in, gz out, on one GPU (16 cores), then on four
 common=(--extract-args "${KSPECTER_GZ_EXTRACT_ARGS:-}" --kspecter "$cli" --out "$out" --backend cuda --psf-r "$psf" --gz --sim-jobs 8
         --mpiexec "$mpiexec" --mpi-args "--oversubscribe --bind-to none" --scratch "$w/exposure")

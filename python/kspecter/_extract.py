@@ -93,6 +93,9 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
 
     opt = _kspecter._Options()
     opt.specmin = _integer(specmin, "specmin")
+    if nspec is not None and _integer(nspec, "nspec") < 1:
+        raise ParameterError(f"extract_frame: nspec must be 1 or more (None: every fiber), "
+                             f"not {nspec}")
     opt.nspec = -1 if nspec is None else _integer(nspec, "nspec")
     opt.bundlesize = _integer(bundlesize, "bundlesize")
     opt.nsubbundles = _integer(nsubbundles, "nsubbundles")
@@ -101,6 +104,9 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
     opt.wavepad_frac = float(wavepad_frac)
     opt.pixpad_frac = float(pixpad_frac)
     opt.regularize = float(regularize)
+    if psferr is not None and not float(psferr) >= 0:
+        raise ParameterError(f"extract_frame: psferr must be 0 or more (None: the PSF's "
+                             f"PSFERR), not {psferr}")
     opt.psferr = -1.0 if psferr is None else float(psferr)
     opt.wmin, opt.wmax, opt.dw = wmin, wmax, dw
     opt.model = bool(model)

@@ -59,8 +59,11 @@ def test_file_names_with_nul_bytes_are_refused(inputs, image, tmp_path):
     (dict(nspec=-5), "nspec must be 1 or more"),
     (dict(psferr=-0.5), "psferr must be 0 or more"),
     (dict(psferr=-2.0), "psferr must be 0 or more"),
+    (dict(nspec=-1), "nspec must be 1 or more"),
+    (dict(nspec=0), "nspec must be 1 or more"),
+    (dict(psferr=-1.0), "psferr must be 0 or more"),
 ])
 def test_negative_counts_are_refused(inputs, image, changes, words):
-    # (-1 itself is the library's "every fiber" / "the PSF's", which None becomes.)
+    # The library's -1 ("every fiber", "the PSF's") is reached only through None.
     with pytest.raises(kspecter.ParameterError, match=words):
         extract(inputs, image, **changes)

@@ -35,7 +35,12 @@ struct Session {
         throw ParameterError("--threads must be in 1.." + std::to_string(max_threads) + ", got " +
                              args.get("threads"));
     }
-    if (args.has("device")) opt.device_id = args.get_int("device");
+    if (args.has("device")) {
+      opt.device_id = args.get_int("device");
+      if (opt.device_id < 0)  // -1 would silently mean "the default"
+        throw ParameterError("--device must be a GPU ordinal, 0 or more, not " +
+                             args.get("device"));
+    }
     io::GzipSettings gz;
     gz.level = args.get_int("gzip-level");
     gz.threads = args.get_int("io-threads");

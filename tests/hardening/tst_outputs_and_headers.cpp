@@ -184,6 +184,7 @@ TEST_F(OutputsAndHeaders, negative_counts_are_refused) {
   expect_refused(args + " --wavepad -1", {"wavepad"});
   expect_refused(args + " --bundlesize -10", {"bundlesize"});
   expect_refused(args + " --device -3", {"--device", "-3"});
+  expect_refused(args + " --device -1", {"--device", "-1"});
   expect_refused(args + " --io-threads -1", {"threads", "-1"});
   expect_refused(args + " --threads -2", {"--threads"});
 }
