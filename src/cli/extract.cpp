@@ -11,6 +11,11 @@
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/io/output_path.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <string>
 
 namespace kspecter::cli {
@@ -34,6 +39,32 @@ void check_outputs(ExtractJob const& job) {
     if (io::same_output_file(f.output, job.model))
       throw ParameterError("extract: --model " + job.model + " and --output " + f.output +
                            " are the same file: the model would replace the frame");
+}
+
+/// The pre-flight of the inputs: every frame's image (or, as desispec's checkgzip, the same
+/// name with .gz added or removed), PSF and FIBERMAP file there, a regular file, readable,
+/// before anything is written; their contents are checked when each is read.
+void check_inputs(ExtractJob const& job) {
+  namespace fs = std::filesystem;
+  auto check = [](std::string const& path, bool gzip_alternative) {
+    std::string p = path, nor;
+    std::error_code ec;
+    if (gzip_alternative && !fs::exists(p, ec)) {
+      bool const gz = p.size() > 3 && p.compare(p.size() - 3, 3, ".gz") == 0;
+      std::string const other = gz ? p.substr(0, p.size() - 3) : p + ".gz";
+      if (fs::exists(other, ec)) p = other;
+      nor = " (nor " + other + ")";
+    }
+    if (!fs::exists(p, ec)) throw InputError(path, "", "cannot open: file not found" + nor);
+    if (!fs::is_regular_file(p, ec)) throw InputError(p, "", "cannot open: not a regular file");
+    if (::access(p.c_str(), R_OK) != 0)
+      throw InputError(p, "", std::string("cannot open: ") + std::strerror(errno));
+  };
+  for (auto const& f : job.frames) {
+    check(f.image, /*gzip_alternative=*/true);
+    check(f.psf, false);
+  }
+  if (!job.desi.fibermap.empty()) check(job.desi.fibermap, false);
 }
 
 }  // namespace
@@ -195,6 +226,7 @@ int run_extract(int argc, char** argv) {
                          args.get("psferr"));
   job.options = opt;
   check_outputs(job);
+  check_inputs(job);
 
   // A single frame is read, and a batch's first gzipped frames are inflated, while the GPU
   // driver, MPI and Kokkos start up (0.3 s and more on a node).

@@ -158,6 +158,25 @@ TEST_F(OutputsAndHeaders, missing_model_folders_and_empty_names_are_refused_firs
                  {"nowhere", "folder"});
 }
 
+// Class 5 for a batch: an input that the run will read later is checked before the first
+// frame is written, so that a missing one ends the run with nothing written.
+TEST_F(OutputsAndHeaders, a_batch_with_a_missing_input_writes_nothing) {
+  std::string const list = path("inputs.txt"), first = path("first.fits");
+  std::ofstream(list) << in.image << " " << in.psf << " " << first << "\n"
+                      << path("missing.fits") << " " << in.psf << " " << path("second.fits") << "\n"
+                      << in.image << " " << path("nopsf.fits") << " " << path("third.fits") << "\n";
+  expect_refused("extract --batch " + list + " " + small_grid + " " + small_layout +
+                     " --log-level quiet --no-truth",
+                 {"missing.fits", "not found"});
+  EXPECT_FALSE(fs::exists(first)) << "a frame was written before the missing input was seen";
+  std::ofstream(list) << in.image << " " << in.psf << " " << first << "\n"
+                      << in.image << " " << path("nopsf.fits") << " " << path("third.fits") << "\n";
+  expect_refused("extract --batch " + list + " " + small_grid + " " + small_layout +
+                     " --log-level quiet --no-truth",
+                 {"nopsf.fits", "not found"});
+  EXPECT_FALSE(fs::exists(first));
+}
+
 // Class 6: -m naming the frame's file, as written or through another spelling or a link.
 TEST_F(OutputsAndHeaders, a_model_over_the_frame_is_refused) {
   std::string const args = extract_args(in.image, in.psf, out);
