@@ -46,7 +46,8 @@ void check_outputs(ExtractJob const& job) {
 /// before anything is written; their contents are checked when each is read.
 void check_inputs(ExtractJob const& job) {
   namespace fs = std::filesystem;
-  auto check = [](std::string const& path, bool gzip_alternative) {
+  // `frame` names the frame that needs the file, as the job's own errors do.
+  auto check = [](std::string const& path, bool gzip_alternative, std::string const& frame) {
     std::string p = path, nor;
     std::error_code ec;
     if (gzip_alternative && !fs::exists(p, ec)) {
@@ -55,16 +56,22 @@ void check_inputs(ExtractJob const& job) {
       if (fs::exists(other, ec)) p = other;
       nor = " (nor " + other + ")";
     }
-    if (!fs::exists(p, ec)) throw InputError(path, "", "cannot open: file not found" + nor);
-    if (!fs::is_regular_file(p, ec)) throw InputError(p, "", "cannot open: not a regular file");
-    if (::access(p.c_str(), R_OK) != 0)
-      throw InputError(p, "", std::string("cannot open: ") + std::strerror(errno));
+    std::string problem;
+    if (!fs::exists(p, ec))
+      problem = "file not found" + nor;
+    else if (!fs::is_regular_file(p, ec))
+      problem = "not a regular file";
+    else if (::access(p.c_str(), R_OK) != 0)
+      problem = std::strerror(errno);
+    if (!problem.empty())
+      throw InputErrorOnEveryRank(p, "", "cannot open: " + problem + "; needed by " + frame);
   };
   for (auto const& f : job.frames) {
-    check(f.image, /*gzip_alternative=*/true);
-    check(f.psf, false);
+    std::string const frame = "frame " + f.output + (f.origin.empty() ? "" : " (" + f.origin + ")");
+    check(f.image, /*gzip_alternative=*/true, frame);
+    check(f.psf, false, frame);
   }
-  if (!job.desi.fibermap.empty()) check(job.desi.fibermap, false);
+  if (!job.desi.fibermap.empty()) check(job.desi.fibermap, false, "--fibermap");
 }
 
 }  // namespace

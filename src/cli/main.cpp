@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
     if (cmd != c.name) continue;
     try {
       return c.run(argc, argv);
+    } catch (kspecter::cli::InputErrorOnEveryRank const& e) {
+      if (kspecter::parallel::launcher_rank() == 0)
+        std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
+      return 1;
     } catch (kspecter::ParameterError const& e) {
       // Every rank of an MPI job reads the same arguments: one of them reports.
       if (kspecter::parallel::launcher_rank() == 0)
