@@ -135,6 +135,15 @@ std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions c
 
 namespace {
 
+// Starts inflating the gzipped images of this rank's frames mine[first, last) (capped at
+// the end of its list); frames in memory have none.
+void prefetch_inputs(std::vector<JobFrame> const& frames, std::vector<FrameTask> const& mine,
+                     std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k < std::min(mine.size(), last); ++k)
+    if (!frames[std::size_t(mine[k].frame)].memory)
+      io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
+}
+
 std::vector<double> frame_costs(std::vector<JobFrame> const& frames, JobOptions const& options) {
   std::vector<double> cost;
   for (auto const& f : frames)
@@ -148,10 +157,7 @@ void prefetch_first_frames(std::vector<JobFrame> const& frames, JobOptions const
   int const nranks = launcher_size(), rank = launcher_rank();
   if (frames.empty() || rank < 0 || rank >= nranks) return;
   auto const schedule = schedule_frames(frame_costs(frames, options), nranks);
-  auto const& mine = schedule[std::size_t(rank)];
-  for (std::size_t k = 0; k < std::min(mine.size(), gzip_read_ahead()); ++k)
-    if (!frames[std::size_t(mine[k].frame)].memory)
-      io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
+  prefetch_inputs(frames, schedule[std::size_t(rank)], 0, gzip_read_ahead());
 }
 
 JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
@@ -199,9 +205,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     // The frames after this one start inflating now, if gzipped: a full-frame .gz takes
     // about three GPU extractions to inflate, so by the time a reader reaches one its bytes
     // are in memory (kspecter/io/gzip_prefetch.hpp).
-    for (std::size_t k = i + 1; k < std::min(mine.size(), i + 1 + gzip_read_ahead()); ++k)
-      if (!frames[std::size_t(mine[k].frame)].memory)
-        io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
+    prefetch_inputs(frames, mine, i + 1, i + 1 + gzip_read_ahead());
     extract::ExtractOptions const opt = options.extract;
     DesiOptions const desi = options.desi;
     return readers[i % readers.size()]->submit(
