@@ -13,6 +13,7 @@
 #include <cstring>
 #include <future>
 #include <limits>
+#include <type_traits>
 
 namespace kspecter::io {
 
@@ -44,31 +45,19 @@ void read_mask(FitsReader const& in, long long n, std::vector<int>& mask) {
   reserve_huge(mask, static_cast<std::size_t>(n));  // written whole (huge_pages.hpp)
   mask.resize(static_cast<std::size_t>(n));
   auto store = [&](long long i, auto v) { mask[std::size_t(i)] = fold_mask(std::uint64_t(v)); };
+  // The values read as `null`'s type (a CFITSIO type code), undefined pixels given `null`.
+  auto read_as = [&](auto const null, int datatype) {
+    in.read_pixels<std::remove_const_t<decltype(null)>>(datatype, n, store, &null);
+  };
   switch (b) {
     case BYTE_IMG:
     case SBYTE_IMG:
     case SHORT_IMG:
     case USHORT_IMG:
-    case LONG_IMG: {
-      int const null = ccdmask::bad;
-      in.read_pixels<int>(TINT, n, store, &null);
-      break;
-    }
-    case ULONG_IMG: {
-      unsigned const null = ccdmask::bad;
-      in.read_pixels<unsigned>(TUINT, n, store, &null);
-      break;
-    }
-    case LONGLONG_IMG: {
-      long long const null = ccdmask::bad;
-      in.read_pixels<long long>(TLONGLONG, n, store, &null);
-      break;
-    }
-    case ULONGLONG_IMG: {
-      unsigned long long const null = ccdmask::bad;
-      in.read_pixels<unsigned long long>(TULONGLONG, n, store, &null);
-      break;
-    }
+    case LONG_IMG: read_as(int(ccdmask::bad), TINT); break;
+    case ULONG_IMG: read_as(unsigned(ccdmask::bad), TUINT); break;
+    case LONGLONG_IMG: read_as(static_cast<long long>(ccdmask::bad), TLONGLONG); break;
+    case ULONGLONG_IMG: read_as(static_cast<unsigned long long>(ccdmask::bad), TULONGLONG); break;
     default: in.fail("expected an integer image, found BITPIX " + std::to_string(b));
   }
 }
