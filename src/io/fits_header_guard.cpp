@@ -121,7 +121,8 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
 enum class ValueKind { none, integer, real, integer_or_real, logical, string, integer_or_string };
 
 ValueKind parsed_kind(std::string_view key) {
-  while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+  // CFITSIO takes a card's name up to its first blank ("ZVAL2  T" is ZVAL2 to it).
+  key = key.substr(0, key.find(' '));
   auto indexed = [&](std::string_view stem) {  // STEMn, n = 1-999
     if (key.size() <= stem.size() || key.size() > stem.size() + 3 ||
         key.substr(0, stem.size()) != stem)
