@@ -62,8 +62,10 @@ class JobProgress {
   virtual void frame_read(JobFrame const& /*frame*/) {}
   /// Every rank: the stage times of its share of a frame.
   virtual void frame_extracted(JobFrame const& /*frame*/, StageTimes const& /*times*/) {}
-  /// The rank that writes a frame (its group's rank 0), once the frame is gathered and before
-  /// it is written: the whole frame, for reports of its quality.
+  /// The rank that writes a frame (its group's rank 0), once the frame is gathered, its
+  /// BAD2DFIT bits set, and before it is written: the whole frame, for reports of its quality.
+  /// Called on the job's writer threads, two frames' at once where there are two: it must be
+  /// thread-safe (a Logger's lines are).
   virtual void frame_finished(JobFrame const& /*frame*/, extract::FrameResult const& /*result*/) {}
 };
 
