@@ -80,6 +80,38 @@ EOF
   note "$(cat "$out/level9.txt"), $(stat -c %s "$w/frame-desispec-level9.fits.gz") bytes vs kspecter's $(stat -c %s "$w/frame-fits.gz-to-fits.gz.fits.gz")"
 
 fi
+# KSPECTER_GZ_ALT_CLI=EXE: desi_proc's case (gz -> gz) with that build and with this one,
+# interleaved, 5 rounds; KSPECTER_GZ_THIRD_ENV="VAR=value" adds this build under that setting
+# as a third arm. Then one run of each arm at debug level (cli-debug-ARM.log, the process's
+# launch and end as epoch seconds first and last).
+if [ -n "${KSPECTER_GZ_ALT_CLI:-}" ]; then
+  arms=(alt this); [ -n "${KSPECTER_GZ_THIRD_ENV:-}" ] && arms+=(third)
+  arm_run() {  # arm output [args]
+    local arm="$1" o="$2"; shift 2
+    local exe="$cli" envs=()
+    [ "$arm" = alt ] && exe="$KSPECTER_GZ_ALT_CLI"
+    [ "$arm" = third ] && envs=("$KSPECTER_GZ_THIRD_ENV")
+    env "${envs[@]}" "${pin[@]}" "$exe" extract -i "$w/preproc-r0-00000001.fits.gz" -p "$psf" -o "$o" \
+      -w 5760,7620,0.8 --backend cuda "$@"
+  }
+  declare -A ab=()
+  for round in 1 2 3 4 5; do
+    for arm in "${arms[@]}"; do
+      t=$(now); arm_run "$arm" "$w/ab-$arm.fits.gz" --log-level quiet > /dev/null 2>> "$out/cli.err"
+      ab[$arm]+=" $(since "$t")"
+    done
+  done
+  for arm in "${arms[@]}"; do note "CLI .fits.gz -> .fits.gz, arm $arm:${ab[$arm]} s"; done
+  for arm in "${arms[@]}"; do
+    { echo "launch $(now)"; arm_run "$arm" "$w/dbg-$arm.fits.gz" --log-level debug 2>&1; echo "end $(now)"; } \
+      > "$out/cli-debug-$arm.log"
+  done
+  "$cli" compare --max-pull 0 "$w/ab-alt.fits.gz" "$w/ab-this.fits.gz" > "$out/compare-ab.txt" 2>&1 &&
+    note "frame of this build vs the alt build's: $(tail -n1 "$out/compare-ab.txt")" ||
+    note "frame of this build DIFFERS from the alt build's (compare-ab.txt)"
+  "${pin[@]}" "$B/perf/bench_read_preproc" "$w/preproc-r0-00000001.fits" "$w/preproc-r0-00000001.fits.gz" --repeat 5 \
+    2>&1 | tee "$out/bench-read.log"
+fi
 # KSPECTER_GZ_SKIP_EXPOSURE=1: the single frame only.
 if [ "${KSPECTER_GZ_SKIP_EXPOSURE:-0}" = 1 ]; then
   echo "==== summary"; printf '%s\n' "${sum[@]}"; exit 0

@@ -8,6 +8,9 @@
 #include <kspecter/parallel/extract_job.hpp>
 
 #include <cstdio>
+#include <functional>
+#include <future>
+#include <optional>
 
 namespace kspecter::cli {
 
@@ -42,19 +45,32 @@ parallel::JobOptions job_options(ExtractJob const& job) {
 
 // The job's progress on rank 0's log, and each frame's quality WARNINGs from the rank that
 // writes it (warn_about_frame), in a batch as for a single frame.
+// A single frame's pulls against its truth start there too, beside its write (they took
+// 0.1 s that the process then spent after the write).
 class FrameReports : public parallel::LogProgress {
  public:
-  FrameReports(Logger const& log, double warn_masked)
-      : LogProgress(log), every_rank_(log.level(), /*speaks=*/true), warn_masked_(warn_masked) {}
+  using Pulls = std::optional<extract::PullStats>;
+  FrameReports(Logger const& log, double warn_masked,
+               std::function<Pulls(extract::FrameResult const&)> pulls_of = {})
+      : LogProgress(log),
+        every_rank_(log.level(), /*speaks=*/true),
+        warn_masked_(warn_masked),
+        pulls_of_(std::move(pulls_of)) {}
   void frame_finished(parallel::JobFrame const& frame,
                       extract::FrameResult const& result) override {
+    // The result lives on in the job's outcome (keep_result), and the write reads it only.
+    if (pulls_of_) pulls_ = std::async(std::launch::async, pulls_of_, std::cref(result));
     warn_about_frame(every_rank_, result, frame.output.empty() ? frame.origin : frame.output,
                      warn_masked_);
   }
+  /// The pulls started by frame_finished, if it ran.
+  std::future<Pulls>& pulls() { return pulls_; }
 
  private:
   Logger every_rank_;
   double warn_masked_;
+  std::function<Pulls(extract::FrameResult const&)> pulls_of_;
+  std::future<Pulls> pulls_;
 };
 
 int report_failure(parallel::JobSummary const& summary, int nframes) {
@@ -69,29 +85,32 @@ int report_failure(parallel::JobSummary const& summary, int nframes) {
   return 1;
 }
 
+// The pulls of a single frame against the truth read with its image, or read now when the
+// image came another way; nullopt when the input has no truth.
+FrameReports::Pulls single_pulls(extract::FrameResult const& single, ExtractJob const& job,
+                                 std::shared_future<parallel::FrameInput> const& input) {
+  std::optional<io::TruthSpectra> truth;
+  if (input.valid() && input.get().file_image)
+    truth = input.get().file_image->truth;
+  else
+    truth = io::read_truth(job.frames[0].image);
+  if (!truth) return std::nullopt;
+  return extract::truth_pulls(single, truth->wavelength, truth->flux, truth->specmin, truth->nspec);
+}
+
 void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome const& out,
-                   int nranks, std::shared_future<parallel::FrameInput> const& input) {
+                   int nranks, FrameReports::Pulls const& pulls) {
   extract::FrameResult const& single = *out.results[0];
   session.log.info("wrote " + job.frames[0].output +
                    (job.model.empty() ? "" : " and " + job.model));
   std::printf("extracted %d spectra x %d wavelengths in %.3f s on %d rank%s (%s)\n", single.nspec,
               single.nwave, out.summary.max_busy_seconds, nranks, nranks == 1 ? "" : "s",
               out.space.c_str());
-  if (!job.truth_pulls) return;
-  // The truth read with the image, or read now when the image came another way.
-  std::optional<io::TruthSpectra> truth;
-  if (input.valid() && input.get().file_image)
-    truth = input.get().file_image->truth;
-  else
-    truth = io::read_truth(job.frames[0].image);
-  if (truth) {
-    auto const p =
-        extract::truth_pulls(single, truth->wavelength, truth->flux, truth->specmin, truth->nspec);
+  if (pulls)
     std::printf(
         "pull against truth (flux - R truth) sqrt(ivar) over %lld bins: median %+.4f, "
         "robust std %.4f, mean %+.4f, std %.4f\n",
-        p.n, p.median, p.robust_std, p.mean, p.std);
-  }
+        pulls->n, pulls->median, pulls->robust_std, pulls->mean, pulls->std);
 }
 
 }  // namespace
@@ -112,15 +131,32 @@ int run_extract_job(Session& session, ExtractJob const& job,
   int const nranks = world.size();
   parallel::JobOptions options = job_options(job);
   options.first_input = first_input;
-  FrameReports progress(session.log, job.warn_masked);
+  std::function<FrameReports::Pulls(extract::FrameResult const&)> pulls_of;
+  if (nframes == 1 && job.truth_pulls)
+    pulls_of = [&job, first_input](extract::FrameResult const& single) {
+      return single_pulls(single, job, first_input);
+    };
+  FrameReports progress(session.log, job.warn_masked, pulls_of);
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
+  // The pulls read the frame that `out` holds: they end before it goes, on every path.
+  struct PullsEnd {
+    FrameReports& reports;
+    ~PullsEnd() {
+      if (reports.pulls().valid()) reports.pulls().wait();
+    }
+  } const pulls_end{progress};
   if (!job.timing_json.empty() && world.rank() == 0)
     write_timing_json(job.timing_json, out, nframes, nranks, session.startup_seconds);
 
   if (!out.ok()) return world.rank() == 0 ? report_failure(out.summary, nframes) : 1;
   if (world.rank() != 0) return 0;
   if (nframes == 1) {
-    report_single(session, job, out, nranks, first_input);
+    FrameReports::Pulls pulls;
+    if (progress.pulls().valid())
+      pulls = progress.pulls().get();
+    else if (job.truth_pulls)
+      pulls = single_pulls(*out.results[0], job, first_input);
+    report_single(session, job, out, nranks, pulls);
   } else {
     std::printf(
         "extracted %d frames in %.3f s on %d rank%s (%s): %.3f frames/s; busiest rank "

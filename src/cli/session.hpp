@@ -65,6 +65,18 @@ struct Session {
       io::set_gzip_settings(gz);
     }
   }
+  /// Kokkos, the device and MPI finalized, with the time it took on the debug log.
+  ~Session() {
+    auto const t0 = std::chrono::steady_clock::now();
+    env.reset();
+    log.debug("Kokkos, the device and MPI finalized in " +
+              std::to_string(
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) +
+              " s");
+  }
+  Session(Session const&) = delete;
+  Session& operator=(Session const&) = delete;
+
   std::unique_ptr<parallel::Environment> env;
   Logger log;
   double startup_seconds = 0;  // process start to MPI, Kokkos and the device up
