@@ -6,6 +6,7 @@
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/io/preproc_file.hpp>
 #include <kspecter/io/psf_file.hpp>
+#include <kspecter/io/threads.hpp>
 #include <kspecter/parallel/frame_io.hpp>
 
 #include <future>
@@ -37,8 +38,24 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
     in.image = f.memory->image;
     in.ivar = f.memory->ivar;
   } else {
-    in.psf = std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf, &keywords));
-    img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image, f.truth));
+    auto read_psf = [&] {
+      return std::make_shared<psf::GaussHermitePsf const>(io::read_psf(f.psf, &keywords));
+    };
+    // The PSF is read beside the image (whose inflation, gzipped, is the long part) where the
+    // FITS library takes two files at once; a PSF that fails is the error reported, as when
+    // it was read first.
+    std::future<std::shared_ptr<psf::GaussHermitePsf const>> psf_read;
+    if (io::files_on_several_threads())
+      psf_read = std::async(std::launch::async, read_psf);
+    else
+      in.psf = read_psf();
+    try {
+      img = std::make_shared<io::PreprocImage>(io::read_preproc(f.image, f.truth));
+    } catch (...) {
+      if (psf_read.valid()) psf_read.get();  // rethrows the PSF's error, if any
+      throw;
+    }
+    if (psf_read.valid()) in.psf = psf_read.get();
     in.image = extract::ImageArray::host(img->image.data(), img->ny, img->nx);
     in.ivar = extract::ImageArray::host(img->ivar.data(), img->ny, img->nx);
   }
