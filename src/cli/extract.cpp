@@ -235,14 +235,11 @@ int run_extract(int argc, char** argv) {
   check_outputs(job);
   check_inputs(job);
 
-  // A single frame is read, and a batch's first gzipped frames are inflated, while the GPU
-  // driver, MPI and Kokkos start up (0.3 s and more on a node).
-  std::shared_future<parallel::FrameInput> first_input;
-  Session s(argc, argv, args, /*use_mpi=*/true, [&] {
-    first_input = start_single_read(job);
-    start_batch_prefetch(job);
-  });
-  return run_extract_job(s, job, std::move(first_input));
+  // A single frame, or a batch's first frame on this rank, is read while the GPU driver, MPI
+  // and Kokkos start up (0.3 s and more on a node).
+  parallel::FirstRead first;
+  Session s(argc, argv, args, /*use_mpi=*/true, [&] { first = start_first_read(job); });
+  return run_extract_job(s, job, std::move(first));
 }
 
 }  // namespace kspecter::cli

@@ -115,22 +115,20 @@ void report_single(Session& session, ExtractJob const& job, parallel::JobOutcome
 
 }  // namespace
 
-std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job) {
-  if (job.frames.size() != 1) return {};
-  return parallel::start_reading(job_frames(job)[0], job_options(job));
+parallel::FirstRead start_first_read(ExtractJob const& job) {
+  if (job.frames.size() == 1)
+    return {0, parallel::start_reading(job_frames(job)[0], job_options(job))};
+  return parallel::start_first_frames(job_frames(job), job_options(job));
 }
 
-void start_batch_prefetch(ExtractJob const& job) {
-  if (job.frames.size() > 1) parallel::prefetch_first_frames(job_frames(job), job_options(job));
-}
-
-int run_extract_job(Session& session, ExtractJob const& job,
-                    std::shared_future<parallel::FrameInput> first_input) {
+int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead first) {
   auto const world = parallel::Communicator::world();
   int const nframes = static_cast<int>(job.frames.size());
   int const nranks = world.size();
   parallel::JobOptions options = job_options(job);
-  options.first_input = first_input;
+  options.first_input = first.input;
+  options.first_input_frame = first.frame;
+  std::shared_future<parallel::FrameInput> const first_input = first.input;
   std::function<FrameReports::Pulls(extract::FrameResult const&)> pulls_of;
   if (nframes == 1 && job.truth_pulls)
     pulls_of = [&job, first_input](extract::FrameResult const& single) {

@@ -6,6 +6,7 @@
 #include "session.hpp"
 
 #include <kspecter/extract/options.hpp>
+#include <kspecter/parallel/extract_job.hpp>
 #include <kspecter/parallel/frame_io.hpp>
 
 #include <future>
@@ -29,17 +30,13 @@ struct ExtractJob {
 /// printed the first failure (every rank returns; none hangs, none aborts the others).
 /// Outputs appear only complete (written under a temporary name, then renamed); a frame that
 /// failed leaves its output untouched, and the job stops at each rank's next frame.
-/// `first_input`: the single frame's input, from start_single_read.
-int run_extract_job(Session& session, ExtractJob const& job,
-                    std::shared_future<parallel::FrameInput> first_input = {});
+/// `first`: this process's first frame, from start_first_read.
+int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead first = {});
 
-/// A job of one frame starts reading it at once, on a thread of its own, so that the read
-/// overlaps MPI's and the GPU's start-up (measured in perf/gpu_runs.md); other jobs read on the
-/// job's I/O thread. Returns no future for those.
-std::shared_future<parallel::FrameInput> start_single_read(ExtractJob const& job);
-
-/// A job of several frames starts inflating this process's first gzipped inputs at once
-/// (parallel::prefetch_first_frames), for the same reason.
-void start_batch_prefetch(ExtractJob const& job);
+/// Starts reading this process's first frame at once, on a thread of its own, so that the read
+/// overlaps MPI's and the GPU's start-up (measured in perf/gpu_runs.md): a job of one frame
+/// reads it, a batch the first frame the schedule gives this rank, while the gzipped images
+/// of its next frames start inflating (parallel::start_first_frames).
+parallel::FirstRead start_first_read(ExtractJob const& job);
 
 }  // namespace kspecter::cli

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <future>
 #include <limits>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 namespace kspecter::io {
 
@@ -218,15 +220,28 @@ PreprocImage read_preproc_file(std::string const& path, bool with_truth) {
 
   for (std::future<void>* f : {&image, &ivar})
     if (f->valid()) f->get();
-  // Exclude pixels as desispec does and make bad numbers harmless (see the header).
-  for (std::size_t i = 0; i < std::size_t(n); ++i) {
-    bool const image_ok = std::isfinite(img.image[i]);
-    if (!image_ok) img.image[i] = 0.0f;
-    float const iv = img.ivar[i];
-    if (!image_ok || (img.mask[i] & ccdmask::extractmaskval) != 0 || !std::isfinite(iv) ||
-        iv < 0.0f)
-      img.ivar[i] = 0.0f;
-  }
+  // Exclude pixels as desispec does and make bad numbers harmless (see the header), a few
+  // threads over a full frame's 17 M pixels (three arrays read: 20-30 ms on one core).
+  auto exclude = [&img](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      bool const image_ok = std::isfinite(img.image[i]);
+      if (!image_ok) img.image[i] = 0.0f;
+      float const iv = img.ivar[i];
+      if (!image_ok || (img.mask[i] & ccdmask::extractmaskval) != 0 || !std::isfinite(iv) ||
+          iv < 0.0f)
+        img.ivar[i] = 0.0f;
+    }
+  };
+  std::size_t const total = std::size_t(n);
+  std::size_t const parts =
+      total < (std::size_t(1) << 20)
+          ? 1
+          : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<std::thread> helpers;
+  for (std::size_t p = 1; p < parts; ++p)
+    helpers.emplace_back(exclude, total * p / parts, total * (p + 1) / parts);
+  exclude(0, total / parts);
+  for (auto& t : helpers) t.join();
   return img;
 }
 

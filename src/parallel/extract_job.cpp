@@ -153,11 +153,14 @@ std::vector<double> frame_costs(std::vector<JobFrame> const& frames, JobOptions 
 
 }  // namespace
 
-void prefetch_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options) {
+FirstRead start_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options) {
   int const nranks = launcher_size(), rank = launcher_rank();
-  if (frames.empty() || rank < 0 || rank >= nranks) return;
+  if (frames.empty() || rank < 0 || rank >= nranks) return {};
   auto const schedule = schedule_frames(frame_costs(frames, options), nranks);
-  prefetch_inputs(frames, schedule[std::size_t(rank)], 0, gzip_read_ahead());
+  auto const& mine = schedule[std::size_t(rank)];
+  prefetch_inputs(frames, mine, 1, 1 + gzip_read_ahead());
+  int const first = mine.front().frame;
+  return {first, start_reading(frames[std::size_t(first)], options)};
 }
 
 JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
@@ -249,7 +252,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   // The inputs of this rank's next frames, as many in flight as there are readers.
   std::deque<std::future<FrameInput>> ahead;
   for (std::size_t k = 0; k < std::min(mine.size(), readers.size()); ++k) {
-    if (k == 0 && mine[0].frame == 0 && options.first_input.valid()) {
+    if (k == 0 && mine[0].frame == options.first_input_frame && options.first_input.valid()) {
       std::shared_future<FrameInput> const early = options.first_input;
       ahead.push_back(std::async(std::launch::deferred, [early] { return early.get(); }));
     } else {

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -92,6 +94,33 @@ TEST_F(FirstInput, a_failed_early_read_fails_the_job_as_a_failed_read_does) {
   auto const early = run(frame(path("absent.fits")), o);
   ASSERT_FALSE(early.ok());
   EXPECT_EQ(early.summary.error, ordinary.summary.error);
+}
+
+TEST_F(FirstInput, a_batch_reads_early_the_first_frame_its_schedule_gives_this_rank) {
+  // As mpiexec starts rank 1 of 2: the schedule deals frame 1 of two equal frames to it.
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  auto const first =
+      parallel::start_first_frames({frame(path("img.fits")), frame(path("img.fits"))}, options());
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(first.frame, 1);
+  ASSERT_TRUE(first.input.valid());
+  ASSERT_TRUE(first.input.get().file_image);
+  EXPECT_EQ(first.input.get().file_image->path, path("img.fits"));
+}
+
+TEST_F(FirstInput, an_early_input_serves_only_the_frame_it_was_read_for) {
+  // Read for frame 1; this one-rank job starts with frame 0, which must be read (and fail).
+  auto o = options();
+  o.first_input = parallel::start_reading(frame(path("img.fits")), o);
+  o.first_input_frame = 1;
+  parallel::JobProgress silent;
+  auto const job =
+      parallel::run_extract_job(parallel::Communicator::self(),
+                                {frame(path("absent.fits")), frame(path("img.fits"))}, o, silent);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.summary.error.find("absent.fits"), std::string::npos) << job.summary.error;
 }
 
 }  // namespace

@@ -27,22 +27,31 @@ struct JobOptions {
   std::string backend = "auto";     // extract::backend_names()
   bool model = false;               // compute the model image (also when a frame's model is set)
   DesiOptions desi;                 // desi_extract_spectra's: grid default, -f, --no-scores
-  /// frames[0]'s input, when the front end has started reading it already (start_reading):
-  /// the CLI reads a single frame while MPI and the GPU start up, which take about as long.
-  /// Used by the rank whose first frame is frames[0], in place of reading it again.
+  /// frames[first_input_frame]'s input, when the front end has started reading it already
+  /// (start_reading, start_first_frames): the CLI reads a rank's first frame while MPI and the
+  /// GPU start up, which take about as long. Used by the rank whose first frame it is, in
+  /// place of reading it again.
   std::shared_future<FrameInput> first_input;
+  int first_input_frame = 0;
 };
 
 /// Starts reading `frame` (read_frame_input) on a thread of its own. It needs neither MPI nor
 /// Kokkos, so it may run while they start; pass the result as JobOptions::first_input.
 std::shared_future<FrameInput> start_reading(JobFrame const& frame, JobOptions const& options);
 
-/// Starts inflating the gzipped inputs of the first frames the job's schedule will give this
-/// process, taking its rank and the job's size from the launcher's environment
-/// (launcher_rank, launcher_size): run before MPI and Kokkos start, a batch's first frames
-/// then inflate during their start-up. A frame the job then gives another rank costs only
-/// the wasted inflation; its bytes are dropped at the job's end.
-void prefetch_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options);
+/// A rank's first frame, read ahead: its index in the job's frames and its input.
+struct FirstRead {
+  int frame = 0;
+  std::shared_future<FrameInput> input;
+};
+
+/// Starts reading the first frame the job's schedule will give this process, and inflating
+/// the gzipped inputs of the frames after it, taking its rank and the job's size from the
+/// launcher's environment (launcher_rank, launcher_size): run before MPI and Kokkos start, a
+/// batch's first frames are then read during their start-up. Pass the result as
+/// JobOptions::first_input and first_input_frame. A frame the job then gives another rank
+/// costs only the wasted read; prefetched bytes not taken are dropped at the job's end.
+FirstRead start_first_frames(std::vector<JobFrame> const& frames, JobOptions const& options);
 
 /// What the job tells its front end while it runs. Every method has a silent default.
 class JobProgress {
