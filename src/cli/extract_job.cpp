@@ -51,11 +51,16 @@ class FrameReports : public parallel::LogProgress {
  public:
   using Pulls = std::optional<extract::PullStats>;
   FrameReports(Logger const& log, double warn_masked,
-               std::function<Pulls(extract::FrameResult const&)> pulls_of = {})
+               std::function<Pulls(extract::FrameResult const&)> pulls_of = {},
+               std::function<void()> on_device_done = {})
       : LogProgress(log),
         every_rank_(log.level(), /*speaks=*/true),
         warn_masked_(warn_masked),
-        pulls_of_(std::move(pulls_of)) {}
+        pulls_of_(std::move(pulls_of)),
+        on_device_done_(std::move(on_device_done)) {}
+  void device_done() override {
+    if (on_device_done_) on_device_done_();
+  }
   void frame_finished(parallel::JobFrame const& frame,
                       extract::FrameResult const& result) override {
     // The result lives on in the job's outcome (keep_result), and the write reads it only.
@@ -70,6 +75,7 @@ class FrameReports : public parallel::LogProgress {
   Logger every_rank_;
   double warn_masked_;
   std::function<Pulls(extract::FrameResult const&)> pulls_of_;
+  std::function<void()> on_device_done_;
   std::future<Pulls> pulls_;
 };
 
@@ -134,7 +140,10 @@ int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead
     pulls_of = [&job, first_input](extract::FrameResult const& single) {
       return single_pulls(single, job, first_input);
     };
-  FrameReports progress(session.log, job.warn_masked, pulls_of);
+  // `extract` uses the device for nothing after the job: its context goes while the last
+  // frames are written (a single process; release_device leaves an MPI job's alone).
+  FrameReports progress(session.log, job.warn_masked, pulls_of,
+                        [&session] { session.env->release_device(); });
   auto const out = parallel::run_extract_job(world, job_frames(job), options, progress);
   // The pulls read the frame that `out` holds: they end before it goes, on every path.
   struct PullsEnd {

@@ -170,6 +170,14 @@ Environment::~Environment() {
 #endif
 }
 
+void Environment::release_device() {
+  if (mpi_enabled()) return;
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+#ifdef KOKKOS_ENABLE_CUDA
+  (void)cudaDeviceReset();  // errors here change nothing: the process ends the context anyway
+#endif
+}
+
 bool Environment::mpi_enabled() const {
 #ifdef KSPECTER_HAVE_MPI
   int initialized = 0;

@@ -341,6 +341,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
   }
   for (IoWorker* r : readers) r->cancel_droppable();  // reads ahead of a stop
   kept.release();  // the device's buffers go back while the last frames are written
+  progress.device_done();
   collect_writes(true);
   io::drop_gzip_prefetches();
   outcome.summary = monitor.finish(busy);

@@ -55,6 +55,13 @@ class Environment {
   int local_size() const { return local_size_; }
   bool mpi_enabled() const;
 
+  /// Finalizes Kokkos now and, on a CUDA build, destroys the device's context
+  /// (cudaDeviceReset), so that the driver's teardown of the context overlaps what the host
+  /// still does (a frame's write) instead of following the process's last line. Nothing of
+  /// Kokkos may be used after it; MPI stays up. Does nothing under MPI (a CUDA-aware MPI may
+  /// hold the context until MPI_Finalize).
+  void release_device();
+
   /// Ends every rank of the job with `code` (MPI_Abort under MPI, std::exit otherwise).
   [[noreturn]] static void abort(int code);
 

@@ -71,6 +71,10 @@ class JobProgress {
   virtual void frame_read(JobFrame const& /*frame*/) {}
   /// Every rank: the stage times of its share of a frame.
   virtual void frame_extracted(JobFrame const& /*frame*/, StageTimes const& /*times*/) {}
+  /// Every rank, once: the job will run nothing more on the device (its last frame is
+  /// extracted, the kept buffers freed); only its last writes remain. A front end that needs
+  /// the device no more may let it go here (Environment::release_device).
+  virtual void device_done() {}
   /// The rank that writes a frame (its group's rank 0), once the frame is gathered, its
   /// BAD2DFIT bits set, and before it is written: the whole frame, for reports of its quality.
   /// Called on the job's writer threads, two frames' at once where there are two: it must be
