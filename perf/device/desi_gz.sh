@@ -102,6 +102,11 @@ if [ -n "${KSPECTER_GZ_ALT_CLI:-}" ]; then
     done
   done
   for arm in "${arms[@]}"; do note "CLI .fits.gz -> .fits.gz, arm $arm:${ab[$arm]} s"; done
+  # The process alone: loaded and gone (--version), and with CUDA and Kokkos up and down (info).
+  for what in --version info; do
+    ts=(); for k in 1 2 3 4 5; do t=$(now); "${pin[@]}" "$cli" $what > /dev/null 2>&1; ts+=("$(since "$t")"); done
+    note "kspecter $what: ${ts[*]} s"
+  done
   for arm in "${arms[@]}"; do
     { echo "launch $(now)"; arm_run "$arm" "$w/dbg-$arm.fits.gz" --log-level debug 2>&1; echo "end $(now)"; } \
       > "$out/cli-debug-$arm.log"
