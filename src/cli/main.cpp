@@ -6,10 +6,12 @@
 #include <kspecter/io/output_path.hpp>
 #include <kspecter/parallel/environment.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -39,6 +41,17 @@ void usage(std::FILE* to) {
   std::fprintf(to, "\n`kspecter <command> --help` describes each command's options.\n");
 }
 
+// An error every rank of a launched job finds alike, before MPI is up: rank 0 prints it; the
+// others wait a moment before they exit, since mpiexec stops the whole job when the first
+// process exits with an error and would otherwise often stop rank 0 before it has printed.
+int said_by_rank_0(char const* command, char const* what, int code) {
+  if (kspecter::parallel::launcher_rank() == 0)
+    std::fprintf(stderr, "kspecter %s: error: %s\n", command, what);
+  else
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,14 +76,10 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc, argv);
     } catch (kspecter::cli::InputErrorOnEveryRank const& e) {
-      if (kspecter::parallel::launcher_rank() == 0)
-        std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
-      return 1;
+      return said_by_rank_0(c.name, e.what(), 1);
     } catch (kspecter::ParameterError const& e) {
       // Every rank of an MPI job reads the same arguments: one of them reports.
-      if (kspecter::parallel::launcher_rank() == 0)
-        std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
-      return 2;
+      return said_by_rank_0(c.name, e.what(), 2);
     } catch (std::exception const& e) {
       std::fprintf(stderr, "kspecter %s: error: %s\n", c.name, e.what());
       return 1;
