@@ -487,11 +487,13 @@ FitsWriter::FitsWriter(std::string path, std::size_t expected_bytes)
     std::size_t const bytes = std::max<std::size_t>(expected_bytes, 1 << 20);
     memory_ = std::malloc(bytes);
     if (memory_) {
-      memory_size_ = bytes;
+      // CFITSIO is told of one block of 2880 bytes: what it takes for the file's physical
+      // size, which it moves data up to when a header grows. Its reallocs then find the rest.
+      memory_size_ = 2880;
       std::lock_guard<std::mutex> lock(blocks_mutex);
       memory_blocks()[memory_] = bytes;
+      faulting_ = std::make_unique<PagesFaultedAhead>(memory_, bytes);
     }
-    faulting_ = std::make_unique<PagesFaultedAhead>(memory_, memory_size_);
     fitsfile* raw = nullptr;
     fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, block_realloc, &status);
     f_.reset(raw);
