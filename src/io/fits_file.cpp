@@ -17,8 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <streambuf>
 
 namespace kspecter::io {
@@ -445,57 +443,13 @@ FitsTable FitsReader::table() const {
 
 // ------------------------------------------------------------------ writing
 
-namespace {
-
-// The blocks of .gz outputs' memory files (base -> bytes): CFITSIO's reallocs inside one
-// return it as it is; beyond, the bytes move to a plain block, which later reallocs grow.
-std::mutex blocks_mutex;
-std::map<void*, std::size_t>& memory_blocks() {
-  static std::map<void*, std::size_t> blocks;
-  return blocks;
-}
-
-void* block_realloc(void* p, std::size_t n) {
-  std::lock_guard<std::mutex> lock(blocks_mutex);
-  auto const it = p ? memory_blocks().find(p) : memory_blocks().end();
-  if (it == memory_blocks().end()) return std::realloc(p, n);
-  if (n <= it->second) return p;
-  void* const q = std::malloc(n);
-  if (!q) return nullptr;  // CFITSIO reports it; p stays valid
-  std::memcpy(q, p, it->second);
-  memory_blocks().erase(it);
-  std::free(p);
-  return q;
-}
-
-void block_free(void* p) {
-  if (!p) return;
-  {
-    std::lock_guard<std::mutex> lock(blocks_mutex);
-    memory_blocks().erase(p);
-  }
-  std::free(p);
-}
-
-}  // namespace
-
-FitsWriter::FitsWriter(std::string path, std::size_t expected_bytes)
+FitsWriter::FitsWriter(std::string path)
     : path_(std::move(path)), gzip_(ends_with(path_, ".gz")), out_(path_) {
   int status = 0;
   if (gzip_) {
     // In memory until commit(), which creates the temporary and gzips into it.
-    std::size_t const bytes = std::max<std::size_t>(expected_bytes, 1 << 20);
-    memory_ = std::malloc(bytes);
-    if (memory_) {
-      // CFITSIO is told of one block of 2880 bytes: what it takes for the file's physical
-      // size, which it moves data up to when a header grows. Its reallocs then find the rest.
-      memory_size_ = 2880;
-      std::lock_guard<std::mutex> lock(blocks_mutex);
-      memory_blocks()[memory_] = bytes;
-      faulting_ = std::make_unique<PagesFaultedAhead>(memory_, bytes);
-    }
     fitsfile* raw = nullptr;
-    fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, block_realloc, &status);
+    fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, std::realloc, &status);
     f_.reset(raw);
   } else {
     f_ = create_fits(out_, status);
@@ -508,8 +462,7 @@ FitsWriter::~FitsWriter() {
     int status = 0;
     fits_close_file(f_.release(), &status);
   }
-  faulting_.reset();  // before the block goes
-  block_free(memory_);
+  std::free(memory_);
 }
 
 void FitsWriter::check(int status, std::string const& hdu, std::string const& doing) const {
@@ -559,10 +512,9 @@ void FitsWriter::commit() {
     int fd = -1;
     out_.create([&](char const* temp) { fd = ::open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666); });
     if (fd < 0) throw InputError(path_, "", std::string("cannot create: ") + std::strerror(errno));
-    faulting_.reset();
     std::string const err = write_gzip(fd, memory_, memory_size_);
     if (!err.empty()) throw InputError(path_, "", "cannot write the gzip stream: " + err);
-    block_free(memory_);
+    std::free(memory_);
     memory_ = nullptr;
   }
   out_.commit();

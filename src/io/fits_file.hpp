@@ -13,7 +13,6 @@
 #include "gzip_file.hpp"
 
 #include <kspecter/core/error.hpp>
-#include <kspecter/core/huge_pages.hpp>
 #include <kspecter/io/fits_header.hpp>
 #include <kspecter/io/fits_table.hpp>
 
@@ -167,12 +166,7 @@ class FitsReader {
 /// then `path` keeps its previous content; a writer destroyed without commit() leaves none.
 class FitsWriter {
  public:
-  /// `expected_bytes`: about how large the file will be, when known. A .gz output is built in
-  /// memory, in one block of that size (or more) whose pages a helper thread faults in while
-  /// CFITSIO writes: CFITSIO grows its memory file to each new size and zero-fills the new
-  /// bytes, and on fresh 4 KiB pages those faults cost a frame's gzip write more than its
-  /// deflate (perf/cpu_profile.md, session 23).
-  explicit FitsWriter(std::string path, std::size_t expected_bytes = 0);
+  explicit FitsWriter(std::string path);
   FitsWriter(FitsWriter const&) = delete;
   FitsWriter& operator=(FitsWriter const&) = delete;
   ~FitsWriter();
@@ -202,7 +196,6 @@ class FitsWriter {
   AtomicOutput out_;
   void* memory_ = nullptr;  // the FITS bytes of a .gz output, grown by CFITSIO (realloc)
   std::size_t memory_size_ = 0;
-  std::unique_ptr<PagesFaultedAhead> faulting_;  // memory_'s pages, ahead of CFITSIO
   FitsPtr f_;
   // DATASUM of the image HDUs (by number) whose data image() summed from memory; commit()
   // sums the others from the file.

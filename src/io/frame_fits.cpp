@@ -93,12 +93,7 @@ std::vector<ScoreColumn> read_scores(FitsReader& r) {
 }  // namespace
 
 void write_frame_fits(std::string const& path, FrameData const& fr) {
-  // About the file's size: its arrays and 1 MiB for headers, FIBERMAP and SCORES.
-  std::size_t const arrays = (fr.flux.size() + fr.ivar.size() + fr.mask.size() +
-                              fr.resolution.size() + fr.chi2pix.size() + fr.model.size()) *
-                                 sizeof(float) +
-                             fr.wavelength.size() * sizeof(double);
-  FitsWriter w(path, arrays + (std::size_t(1) << 20));
+  FitsWriter w(path);
   long const nspec = fr.nspec, nwave = fr.nwave, nd = 2 * fr.ndiag + 1;
   // Primary HDU: FLUX, with the frame's header.
   w.image("FLUX", FLOAT_IMG, TFLOAT, {nwave, nspec}, fr.flux.data());

@@ -237,9 +237,6 @@ FileBytes inflate_arriving(std::string const& path, unsigned char const* data, s
   } catch (std::bad_alloc const&) {
     throw InputError(path, "", "cannot hold its inflated bytes in memory");
   }
-  // The output's pages faulted in beside the inflation (huge_pages.hpp); a grown buffer
-  // (ISIZE lied, or a gzip bomb) is faulted as it fills.
-  auto ahead = std::make_unique<PagesFaultedAhead>(out.data(), out.size());
   // ISA-L counts in 32 bits: input and output are handed over at most 1 GiB at a time.
   constexpr std::size_t step = std::size_t(1) << 30;
   constexpr std::size_t the_end = std::numeric_limits<std::size_t>::max();
@@ -251,10 +248,7 @@ FileBytes inflate_arriving(std::string const& path, unsigned char const* data, s
   std::size_t produced = 0;
   int members = 0;
   for (;;) {
-    if (produced == out.size()) {
-      ahead.reset();  // before its buffer goes
-      grow(out, path);
-    }
+    if (produced == out.size()) grow(out, path);
     auto* const at = reinterpret_cast<unsigned char*>(out.data()) + produced;
     state->next_out = at;
     state->avail_out = static_cast<std::uint32_t>(std::min(out.size() - produced, step));

@@ -338,14 +338,7 @@ bool has_hdu(std::string const& path, std::string const& hdu) {
 void write_preproc(std::string const& path, PreprocImage const& img, TruthSpectra const* truth,
                    std::vector<float> const& readnoise) {
   check_sizes(path, img, truth, readnoise);
-  // About the file's size: IMAGE, IVAR and READNOISE, the truth, and 1 MiB for the rest
-  // (MASK is tile-compressed).
-  std::size_t const n = std::size_t(img.nx) * std::size_t(img.ny);
-  std::size_t const expected =
-      (2 * n + readnoise.size()) * sizeof(float) +
-      (truth ? (truth->flux.size() + truth->wavelength.size()) * sizeof(double) : 0) +
-      (std::size_t(1) << 20);
-  FitsWriter w(path, expected);
+  FitsWriter w(path);
   std::vector<long> const axes = {long(img.nx), long(img.ny)};
 
   w.image("IMAGE", FLOAT_IMG, TFLOAT, axes, img.image.data());

@@ -33,24 +33,6 @@ inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
 
 }  // namespace detail
 
-/// Faults in the pages of [data, data + bytes) on a thread of its own while the caller fills
-/// them from the start, so that the kernel's zeroing of fresh pages (on a full-frame inflation,
-/// as much CPU time as the inflation: perf record in perf/cpu_profile.md) runs beside the
-/// filling instead of inside it. The contents are never touched (MADV_POPULATE_WRITE, Linux
-/// 5.14): a page the caller reached first is found present. Does nothing for less than 16 MiB
-/// or where the kernel lacks it. The thread stops when this is destroyed.
-class PagesFaultedAhead {
- public:
-  PagesFaultedAhead(void* data, std::size_t bytes);
-  ~PagesFaultedAhead();
-  PagesFaultedAhead(PagesFaultedAhead const&) = delete;
-  PagesFaultedAhead& operator=(PagesFaultedAhead const&) = delete;
-
- private:
-  struct Thread;
-  Thread* thread_ = nullptr;
-};
-
 /// Empties `v` and makes room for n elements, untouched, with the huge-page hint.
 template <class T>
 void reserve_huge(std::vector<T>& v, std::size_t n) {
