@@ -134,11 +134,10 @@ int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead
   parallel::JobOptions options = job_options(job);
   options.first_input = first.input;
   options.first_input_frame = first.frame;
-  std::shared_future<parallel::FrameInput> const first_input = first.input;
   std::function<FrameReports::Pulls(extract::FrameResult const&)> pulls_of;
   if (nframes == 1 && job.truth_pulls)
-    pulls_of = [&job, first_input](extract::FrameResult const& single) {
-      return single_pulls(single, job, first_input);
+    pulls_of = [&job, input = first.input](extract::FrameResult const& single) {
+      return single_pulls(single, job, input);
     };
   // `extract` uses the device for nothing after the job: its context goes while the last
   // frames are written (a single process; release_device leaves an MPI job's alone).
@@ -158,11 +157,9 @@ int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead
   if (!out.ok()) return world.rank() == 0 ? report_failure(out.summary, nframes) : 1;
   if (world.rank() != 0) return 0;
   if (nframes == 1) {
-    FrameReports::Pulls pulls;
-    if (progress.pulls().valid())
-      pulls = progress.pulls().get();
-    else if (job.truth_pulls)
-      pulls = single_pulls(*out.results[0], job, first_input);
+    // A written single frame went through frame_finished, which started its pulls.
+    FrameReports::Pulls const pulls =
+        progress.pulls().valid() ? progress.pulls().get() : FrameReports::Pulls{};
     report_single(session, job, out, nranks, pulls);
   } else {
     std::printf(
