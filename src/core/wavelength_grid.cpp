@@ -11,6 +11,14 @@ double wavelength_grid_bins(double wmin, double wmax, double dw) {
   return std::ceil((wmax + 0.5 * dw - wmin) / dw);
 }
 
+double wavelength_grid_step(double wmin, double dw) {
+  // numpy.arange stores start and start + step, then fills start + i * (second - start): its
+  // step is dw as rounded at wmin (0.8 at 5760 A is 0.79999999999972715). Frames whose grids
+  // are compared with == (desispec's) need this step, not dw (docs/algorithm.md, inputs).
+  double const second = wmin + dw;  // rounded to a double, as numpy stores it
+  return second - wmin;
+}
+
 std::string wavelength_grid_problem(double wmin, double wmax, double dw) {
   if (!std::isfinite(wmin) || !std::isfinite(wmax) || !std::isfinite(dw))
     return "wavelength grid wmin, wmax, dw must be finite";
@@ -35,7 +43,8 @@ std::vector<double> wavelength_grid(double wmin, double wmax, double dw) {
   long const n = static_cast<long>(wavelength_grid_bins(wmin, wmax, dw));
   std::vector<double> w;
   w.reserve(static_cast<std::size_t>(n));
-  for (long i = 0; i < n; ++i) w.push_back(wmin + static_cast<double>(i) * dw);
+  double const step = wavelength_grid_step(wmin, dw);
+  for (long i = 0; i < n; ++i) w.push_back(wmin + static_cast<double>(i) * step);
   return w;
 }
 

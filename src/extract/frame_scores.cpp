@@ -1,4 +1,5 @@
 #include "median.hpp"
+#include "pairwise_sum.hpp"
 
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/frame_scores.hpp>
@@ -33,6 +34,16 @@ std::vector<double> gradient(std::vector<double> const& w) {
   g[n - 1] = w[n - 1] - w[n - 2];
   for (std::size_t i = 1; i + 1 < n; ++i) g[i] = (w[i + 1] - w[i - 1]) / 2.0;
   return g;
+}
+
+// desispec's numpy.sum(flux[:, mask], axis=1), bit for bit. numpy lays the boolean-indexed
+// copy out column-major, so with 2 or more spectra each sum runs bin by bin in order; one
+// spectrum is contiguous, and numpy sums it pairwise.
+double desispec_sum(std::vector<double> const& v, std::size_t nspec) {
+  if (nspec == 1) return 0. + detail::numpy_sum(v.data(), v.size());
+  double s = 0.;
+  for (double x : v) s += x;
+  return s;
 }
 
 }  // namespace
@@ -77,18 +88,18 @@ std::vector<ScoreColumn> frame_scores(std::vector<double> const& wave,
       {"MEDIAN" + mid + "SNR_" + b,
        std::string("median SNR/sqrt(A) in wave. range ") + t.text,
        {}}};
-  std::vector<double> counts, snr;
+  std::vector<double> fluxes, counts, snr;
   for (std::size_t s = 0; s < ns; ++s) {
-    long double sum = 0;
+    fluxes.clear();
     counts.clear();
     snr.clear();
     for (std::size_t j : in) {
       double const f = flux[s * nw + j], v = std::max(ivar[s * nw + j], 0.0);
-      sum += f;
+      fluxes.push_back(f);
       counts.push_back(f / dwave[j]);
       snr.push_back(std::sqrt(v) * f / std::sqrt(dwave[j]));
     }
-    out[0].values.push_back(static_cast<double>(sum));
+    out[0].values.push_back(desispec_sum(fluxes, ns));
     out[1].values.push_back(detail::numpy_median(counts));
     out[2].values.push_back(detail::numpy_median(snr));
   }

@@ -1,6 +1,7 @@
 #include <kspecter/core/byte_size.hpp>
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/wavelength_grid.hpp>
 #include <kspecter/extract/patch_plan.hpp>
 
 #include <algorithm>
@@ -85,12 +86,14 @@ PatchPlan make_patch_plan(ExtractOptions const& opt, int nfiber, int spot_ny, in
   plan.nwave_pad = opt.nwavestep + 2 * plan.wavepad;
 
   // Padded grid: wavepad bins below, the grid, wavepad + nwavestep above, so that every
-  // block (the last one too) has a full padded window.
+  // block (the last one too) has a full padded window. It extends the output grid with its
+  // own step, so that its inner bins are the output grid's values.
+  double const step = wavelength_grid_step(opt.wmin, opt.dw);
   int const nfull = plan.wavepad + plan.nwave + plan.wavepad + plan.nwavestep;
   plan.full_wave.resize(static_cast<std::size_t>(nfull));
   for (int i = 0; i < nfull; ++i)
     plan.full_wave[static_cast<std::size_t>(i)] =
-        opt.wmin + static_cast<double>(i - plan.wavepad) * opt.dw;
+        opt.wmin + static_cast<double>(i - plan.wavepad) * step;
 
   int const bs = opt.bundlesize;
   int const nspp = opt.bundlesize / opt.nsubbundles;  // gpu_specter: bundlesize // nsubbundles

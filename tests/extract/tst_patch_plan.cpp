@@ -28,6 +28,15 @@ TEST(extract_plan, wavelength_grid_is_numpy_arange) {
   ASSERT_EQ(w.size(), 2326u);  // DESI r
   EXPECT_DOUBLE_EQ(w.front(), 5760.0);
   EXPECT_NEAR(w.back(), 7620.0, 1e-9);
+  // numpy's values, not wmin + i dw: arange stores start and start + step, then fills
+  // start + i (second - start). At 5760 that step is not 0.8, and the grids differ in their
+  // last bits (desispec compares grids with ==).
+  double const second = 5760.0 + 0.8;
+  double const numpy_step = second - 5760.0;
+  ASSERT_NE(numpy_step, 0.8);
+  EXPECT_EQ(w[1], second);
+  for (std::size_t i = 0; i < w.size(); ++i)
+    ASSERT_EQ(w[i], 5760.0 + static_cast<double>(i) * numpy_step) << "bin " << i;
   o.wmin = 3600;
   o.wmax = 5800;
   EXPECT_EQ(o.wavelengths().size(), 2751u);  // DESI b
@@ -50,6 +59,9 @@ TEST(extract_plan, desi_defaults) {
   EXPECT_EQ(p.patches.size(), 20u * 5u * 47u);  // 4700 patches per r frame
   ASSERT_EQ(p.full_wave.size(), std::size_t(12 + 2326 + 12 + 50));
   EXPECT_NEAR(p.full_wave[0], 5760 - 12 * 0.8, 1e-9);
+  for (int i = 0; i < p.nwave; ++i)  // the padded grid's inner bins are the output grid
+    ASSERT_EQ(p.full_wave[static_cast<std::size_t>(i + p.wavepad)],
+              p.wave[static_cast<std::size_t>(i)]);
   EXPECT_NEAR(p.full_wave[12], 5760, 1e-12);
   for (std::size_t i = 1; i < p.full_wave.size(); ++i)
     EXPECT_NEAR(p.full_wave[i] - p.full_wave[i - 1], 0.8, 1e-9);

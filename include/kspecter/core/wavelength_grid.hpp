@@ -19,7 +19,12 @@ double wavelength_grid_bins(double wmin, double wmax, double dw);
 /// "" when it is one: finite numbers, dw > 0, wmax >= wmin, at most max_wavelength_bins bins.
 std::string wavelength_grid_problem(double wmin, double wmax, double dw);
 
-/// wmin + i dw for i = 0 .. while <= wmax + dw/2 (numpy.arange(wmin, wmax + dw/2, dw)).
+/// The step numpy.arange(wmin, ..., dw) really takes: (wmin + dw) - wmin in doubles, which
+/// differs from dw in its last bits.
+double wavelength_grid_step(double wmin, double dw);
+
+/// numpy.arange(wmin, wmax + dw/2, dw) value for value: wmin + i wavelength_grid_step(wmin, dw)
+/// for i = 0 .. wavelength_grid_bins - 1.
 /// Throws ParameterError("wavelength grid: <problem>") for a grid with a problem.
 std::vector<double> wavelength_grid(double wmin, double wmax, double dw);
 

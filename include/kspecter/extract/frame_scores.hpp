@@ -2,7 +2,7 @@
 // (desispec.specscore.compute_and_append_frame_scores(frame, suffix='RAW'), whose default
 // flux_per_angstrom=False treats the flux as counts): per spectrum, over the camera's tophat
 // [lo, hi) (b 4000-5800, r 5800-7600, z 7600-9800 A; the camera from the mean wavelength),
-//   SUM_RAW_COUNT_X     sum of flux;
+//   SUM_RAW_COUNT_X     sum of flux (numpy.sum's pairwise order, so the bits are desispec's);
 //   MEDIAN_RAW_COUNT_X  median of flux / dwave;
 //   MEDIAN_RAW_SNR_X    median of sqrt(ivar) flux / sqrt(dwave) (negative ivar as 0);
 // dwave = numpy.gradient(wave), X the camera in capitals.
