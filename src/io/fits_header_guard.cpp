@@ -115,7 +115,9 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
 }
 
 // What CFITSIO converts a keyword's value to when it parses it on its own, before kspecter
-// asks: the tile-compression keywords as it moves to a compressed image
+// asks: the structural keywords of every header (BITPIX, NAXISn, PCOUNT, GCOUNT, TFIELDS,
+// TBCOLn; for an extension of a type it does not know too, through ffgidt), the
+// tile-compression keywords as it moves to a compressed image
 // (imcomp_get_compressed_image_par and the ZIMAGE test), and the scaling and null keywords
 // of images and tables as it moves to any HDU.
 enum class ValueKind { none, integer, real, integer_or_real, logical, string, integer_or_string };
@@ -132,13 +134,17 @@ ValueKind parsed_kind(std::string_view key) {
   };
   if (key == "ZBITPIX" || key == "ZNAXIS" || key == "ZBLANK" || key == "ZDITHER0" ||
       key == "ZPCOUNT" || key == "ZGCOUNT" || key == "ZTHEAP" || key == "BLANK" || key == "THEAP" ||
-      key == "TFIELDS" || indexed("ZNAXIS") || indexed("ZTILE"))
+      key == "TFIELDS" || key == "BITPIX" || key == "NAXIS" || key == "PCOUNT" ||
+      key == "GCOUNT" || indexed("NAXIS") || indexed("TBCOL") || indexed("ZNAXIS") ||
+      indexed("ZTILE"))
     return ValueKind::integer;
   if (indexed("ZVAL")) return ValueKind::integer_or_real;
   if (key == "ZSCALE" || key == "ZZERO" || key == "BSCALE" || key == "BZERO" || indexed("TSCAL") ||
       indexed("TZERO"))
     return ValueKind::real;
-  if (key == "ZIMAGE" || key == "ZSIMPLE" || key == "ZEXTEND") return ValueKind::logical;
+  if (key == "ZIMAGE" || key == "ZSIMPLE" || key == "ZEXTEND" || key == "SIMPLE" ||
+      key == "EXTEND" || key == "GROUPS")
+    return ValueKind::logical;
   if (key == "ZCMPTYPE" || key == "ZQUANTIZ" || key == "ZTENSION" || indexed("ZNAME"))
     return ValueKind::string;
   if (indexed("TNULL")) return ValueKind::integer_or_string;  // string in ASCII tables

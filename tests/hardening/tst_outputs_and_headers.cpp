@@ -90,6 +90,34 @@ TEST_F(OutputsAndHeaders, compressed_image_keywords_cfitsio_would_misread_are_re
   }
 }
 
+// Class 15 beyond the compressed image (seed 20261128's crash): CFITSIO converts the
+// structural keywords of every header itself, and those of an extension of a type it does not
+// know through the same overrunning converter. Each must be a short value of its kind.
+TEST_F(OutputsAndHeaders, structural_keywords_cfitsio_would_misread_are_refused) {
+  struct Case {
+    char const* hdu;
+    char const* key;
+    std::string card;
+  };
+  std::string const junk(30, '\x96');
+  Case const cases[] = {
+      {"FIBERMAP", "BITPIX", "BITPIX  =" + junk + "        8 / 8-bit bytes"},
+      {"IVAR", "BITPIX", "BITPIX  = 'minus thirty-two, as a string  '"},
+      {"IVAR", "NAXIS", "NAXIS   = 2.00000000000000000000000000000000"},
+      {"IVAR", "NAXIS2", "NAXIS2  = (                  2"},
+      {"FIBERMAP", "PCOUNT", "PCOUNT  = zero_bytes_in_the_heap_of_this_table"},
+      {"FIBERMAP", "GCOUNT", "GCOUNT  = 'one'"},
+      {"FIBERMAP", "TFIELDS", "TFIELDS = 4.0"},
+      {"IMAGE", "EXTEND", "EXTEND  = 1"},
+  };
+  for (auto const& c : cases) {
+    std::string const bad =
+        path(std::string("bad_") + c.key + "_" + std::to_string(&c - cases) + ".fits");
+    ASSERT_NO_THROW(fe::patch_card(in.image, bad, c.hdu, c.key, c.card));
+    expect_refused(extract_args(bad, in.psf, out), {bad, c.key, "CFITSIO"});
+  }
+}
+
 // The fuzz regressions (tests/fuzz/regressions/preproc, the ZVAL2 case among them) as the
 // executable reads them: refused with an error, never a signal.
 TEST_F(OutputsAndHeaders, fuzz_regressions_are_refused_cleanly) {
