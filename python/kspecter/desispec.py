@@ -11,6 +11,7 @@ and gpu_specter, which it imports) must be importable: ``perf/desi_env.sh`` lays
 is kspecter's.
 """
 
+import inspect
 import sys
 
 from ._extract import extract_frame
@@ -23,9 +24,29 @@ class NotImportable(ImportError):
     """desispec or a package it needs is missing; the message says which."""
 
 
+def gpu_specter_extract_frame(*args, **kwargs):
+    """kspecter.extract_frame with gpu_specter's choice of GPU around it.
+
+    gpu_specter's extract_frame makes rank r of `comm` use GPU r // (ranks per GPU) itself
+    (``cupy.cuda.Device(...).use()``), and desispec's GPU layout relies on it: its worker
+    ranks never choose one. kspecter.extract_frame runs on the caller's device, so this
+    wrapper makes that choice first, as gpu_specter does, then calls it."""
+    bound = inspect.signature(extract_frame).bind(*args, **kwargs)
+    comm, gpu = bound.arguments.get("comm"), bound.arguments.get("gpu")
+    if gpu and comm is not None and comm.size > 1:
+        import cupy
+
+        ngpu = min(comm.size, cupy.cuda.runtime.getDeviceCount())
+        per_device, rest = divmod(comm.size, max(ngpu, 1))
+        if ngpu > 0 and rest == 0:
+            cupy.cuda.Device(comm.rank // per_device).use()
+    return extract_frame(*args, **kwargs)
+
+
 def install():
-    """Puts kspecter.extract_frame in gpu_specter.core.extract_frame's place; returns
-    desispec.scripts.extract. Raises NotImportable, naming what is missing."""
+    """Puts gpu_specter_extract_frame (kspecter's extract_frame) in
+    gpu_specter.core.extract_frame's place; returns desispec.scripts.extract. Raises
+    NotImportable, naming what is missing."""
     try:
         import gpu_specter.core
         import desispec.scripts.extract as desi_extract
@@ -35,7 +56,7 @@ def install():
             f"kspecter.desispec needs {_WHAT}; '{missing}' is not importable ({e}). "
             f"perf/desi_env.sh in kspecter's source lays them out; then "
             f"`source <its folder>/env.sh`") from e
-    gpu_specter.core.extract_frame = extract_frame
+    gpu_specter.core.extract_frame = gpu_specter_extract_frame
     return desi_extract
 
 

@@ -95,6 +95,24 @@ BorrowedImage borrow_cuda(py::handle obj, std::string const& what) {
 
 }  // namespace
 
+int device_of(py::handle obj) {
+  if (obj.is_none() || py::isinstance<py::array>(obj) ||
+      !py::hasattr(obj, "__cuda_array_interface__"))
+    return -1;
+#ifdef KOKKOS_ENABLE_CUDA
+  py::dict const cai = obj.attr("__cuda_array_interface__");
+  auto const* p = reinterpret_cast<void const*>(py::tuple(cai["data"])[0].cast<std::uintptr_t>());
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
+    cudaGetLastError();  // clear it: borrow_image reports the array
+    return -1;
+  }
+  return attr.device;
+#else
+  return -1;
+#endif
+}
+
 BorrowedImage borrow_image(py::handle obj, std::string const& what) {
   if (obj.is_none()) throw py::value_error(what + " is missing (None)");
   if (!py::isinstance<py::array>(obj) && py::hasattr(obj, "__cuda_array_interface__"))

@@ -39,7 +39,7 @@ LogLevel log_level(std::string const& name) { return parse_log_level(name); }
 py::tuple extract(py::handle image, py::handle ivar, py::handle psf_obj,
                   extract::ExtractOptions const& options, py::handle comm_address, py::handle gpu,
                   std::string const& loglevel) {
-  ensure_initialized();
+  ensure_initialized(device_of(image));
   parallel::JobOptions job;
   job.backend = backend_for(gpu);
   job.extract = options;

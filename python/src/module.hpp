@@ -31,6 +31,10 @@ struct BorrowedImage {
 /// are borrowed on the device (float32/float64 only). `what` names the argument in errors.
 BorrowedImage borrow_image(py::handle obj, std::string const& what);
 
+/// The GPU that holds `obj`'s data when it is a device array (__cuda_array_interface__ in a
+/// CUDA build), else -1.
+int device_of(py::handle obj);
+
 /// A numpy array that takes over `v` (no copy): freed when the array is.
 template <class T>
 py::array_t<T> adopt(std::vector<T>&& v, std::vector<py::ssize_t> const& shape) {
@@ -51,8 +55,10 @@ std::shared_ptr<psf::GaussHermitePsf const> psf_from(py::handle obj);
 
 /// initialize / finalize / is_initialized / backends (Kokkos and MPI for the process).
 void bind_runtime(py::module_& m);
-/// Brings Kokkos up with the settings from the environment when nobody has yet.
-void ensure_initialized();
+/// Brings Kokkos up with the settings from the environment when nobody has yet. Its GPU is
+/// the one named (initialize(device=), $KSPECTER_DEVICE), else `array_device` (the GPU of the
+/// first call's arrays) when >= 0, else the calling thread's current CUDA device (cupy's).
+void ensure_initialized(int array_device = -1);
 /// The backend a call runs on: `gpu` True/False/None -> cuda / the host backend / the default.
 std::string backend_for(py::handle gpu);
 

@@ -57,8 +57,21 @@ std::optional<int> env_int(char const* name) {
   throw ParameterError(std::string(name) + " must be an integer, got '" + *s + "'");
 }
 
-void initialize(std::optional<std::string> backend, std::optional<int> device,
-                std::optional<int> threads) {
+// The calling thread's current CUDA device: cupy's current device (cupy.cuda.Device(n).use()
+// sets it), 0 unless the caller chose another. None without a CUDA device.
+std::optional<int> current_device() {
+#ifdef KOKKOS_ENABLE_CUDA
+  int d = -1;
+  if (cudaGetDevice(&d) == cudaSuccess && d >= 0) return d;
+  cudaGetLastError();  // clear it: no device is no error here
+#endif
+  return std::nullopt;
+}
+
+// The GPU rule of the Python entry (README, "Which GPU"): what the caller names, else where the
+// caller's arrays are, else the caller's current device; never one the caller did not choose.
+void start(std::optional<std::string> backend, std::optional<int> device,
+           std::optional<int> threads, int array_device) {
   Runtime& rt = runtime();
   if (rt.finalized) throw Error("kspecter was finalized: Kokkos cannot start twice in a process");
   if (rt.env) {
@@ -69,6 +82,8 @@ void initialize(std::optional<std::string> backend, std::optional<int> device,
   }
   if (!backend) backend = env_string("KSPECTER_BACKEND");
   if (!device) device = env_int("KSPECTER_DEVICE");
+  if (!device && array_device >= 0) device = array_device;
+  if (!device) device = current_device();
   if (!threads) threads = env_int("KSPECTER_THREADS");
   std::string const chosen = backend.value_or("auto");
   extract::backend_space_name(chosen);  // a ParameterError for a backend the build lacks
@@ -88,6 +103,11 @@ void initialize(std::optional<std::string> backend, std::optional<int> device,
   rt.owner = std::this_thread::get_id();
 }
 
+void initialize(std::optional<std::string> backend, std::optional<int> device,
+                std::optional<int> threads) {
+  start(std::move(backend), device, threads, -1);
+}
+
 void finalize() {
   Runtime& rt = runtime();
   if (!rt.env) return;
@@ -105,9 +125,9 @@ std::string host_backend() {
 
 }  // namespace
 
-void ensure_initialized() {
+void ensure_initialized(int array_device) {
   Runtime& rt = runtime();
-  if (!rt.env) initialize(std::nullopt, std::nullopt, std::nullopt);
+  if (!rt.env) start(std::nullopt, std::nullopt, std::nullopt, array_device);
   if (std::this_thread::get_id() != rt.owner)
     throw Error(
         "kspecter runs Kokkos on the thread that started it (kspecter.initialize() or the "
@@ -187,8 +207,9 @@ void bind_runtime(py::module_& m) {
         "Starts Kokkos for this process (once; the first extraction does it otherwise).\n\n"
         "backend: 'auto' (the build's default space), 'serial', 'openmp' or 'cuda', the one "
         "used when extract_frame's gpu is None; default $KSPECTER_BACKEND, else 'auto'.\n"
-        "device: GPU ordinal; default $KSPECTER_DEVICE, else the node-local MPI rank modulo "
-        "the GPUs.\n"
+        "device: GPU ordinal; default $KSPECTER_DEVICE, else the calling thread's current "
+        "CUDA device (cupy's current device). Without initialize(), the first extraction "
+        "takes $KSPECTER_DEVICE, else the GPU of its cupy arrays, else the current device.\n"
         "threads: host threads; default $KSPECTER_THREADS, else $OMP_NUM_THREADS, else the "
         "cores this process may use.");
   m.def("finalize", &finalize,
