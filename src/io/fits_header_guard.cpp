@@ -134,9 +134,8 @@ ValueKind parsed_kind(std::string_view key) {
   };
   if (key == "ZBITPIX" || key == "ZNAXIS" || key == "ZBLANK" || key == "ZDITHER0" ||
       key == "ZPCOUNT" || key == "ZGCOUNT" || key == "ZTHEAP" || key == "BLANK" || key == "THEAP" ||
-      key == "TFIELDS" || key == "BITPIX" || key == "NAXIS" || key == "PCOUNT" ||
-      key == "GCOUNT" || indexed("NAXIS") || indexed("TBCOL") || indexed("ZNAXIS") ||
-      indexed("ZTILE"))
+      key == "TFIELDS" || key == "BITPIX" || key == "NAXIS" || key == "PCOUNT" || key == "GCOUNT" ||
+      indexed("NAXIS") || indexed("TBCOL") || indexed("ZNAXIS") || indexed("ZTILE"))
     return ValueKind::integer;
   if (indexed("ZVAL")) return ValueKind::integer_or_real;
   if (key == "ZSCALE" || key == "ZZERO" || key == "BSCALE" || key == "BZERO" || indexed("TSCAL") ||
