@@ -34,11 +34,11 @@ from ._kspecter import (
     read_image,
     read_psf,
     set_gzip,
-    write_frame,
     write_model,
 )
 from ._kspecter import _set_log_function
 from ._extract import extract_frame
+from ._frames import write_frame
 
 _logger = None
 

@@ -108,26 +108,48 @@ void bind_files(py::module_& m) {
       "(float64, ivar = 0 where the mask is set or a value is not finite), 'mask' (int32) and "
       "'has_fibermap'.");
   m.def(
-      "write_frame",
+      "_write_frame",
       [](py::object path, py::dict frame, int specmin, py::object header,
-         py::object fibermap_from) {
+         py::object fibermap_from, py::object preproc_file, py::object preproc_header,
+         py::object psf, py::object grid, bool scores) {
         io::FrameData out = frame_data(frame, specmin);
-        out.header = cards(header);
+        auto const extra = header_cards(header);
         std::string const p = fspath(path);
         std::string const fm = fibermap_from.is_none() ? "" : fspath(fibermap_from);
+        bool const desi = !preproc_file.is_none() || !preproc_header.is_none() || !psf.is_none();
+        DesiFrameInputs in;
+        {
+          in.preproc_file = preproc_file.is_none() ? "" : fspath(preproc_file);
+          in.image_header = header_cards(preproc_header);
+          in.fibermap_file = fm;
+          in.psf_file = psf.is_none() ? "" : fspath(psf);
+          if (!grid.is_none()) {
+            auto const g = grid.cast<std::vector<double>>();
+            if (g.size() != 3) throw py::value_error("write_frame: grid must be wmin, wmax, dw");
+            std::copy(g.begin(), g.end(), in.grid);
+          }
+          in.scores = scores;
+          if (scores) {
+            in.flux = flat<double>(frame, "specflux", {out.nspec, out.nwave});
+            in.ivar = flat<double>(frame, "specivar", {out.nspec, out.nwave});
+          }
+        }
         py::gil_scoped_release unlocked;
-        // The CLI's FIBERMAP: the file's rows of the frame's spectra (parallel/frame_setup).
-        if (!fm.empty())
-          out.fibermap = io::frame_fibermap(io::read_fibermap(fm), specmin, out.nspec);
+        if (desi) {
+          add_desi_frame_parts(out, in);
+        } else {
+          // The CLI's FIBERMAP: the file's rows of the frame's spectra (parallel/frame_setup).
+          if (!fm.empty())
+            out.fibermap = io::frame_fibermap(io::read_fibermap(fm), specmin, out.nspec);
+          if (scores) add_scores(out, in.flux, in.ivar);
+        }
+        set_cards(out.header, extra);
         io::write_frame(p, out);
       },
-      py::arg("filename"), py::arg("frame"), py::arg("specmin") = 0, py::arg("header") = py::none(),
-      py::arg("fibermap_from") = py::none(),
-      "Writes extract_frame's dict as a desispec frame (FITS, or HDF5 for .h5), as the CLI "
-      "writes it: float32 FLUX, IVAR, RESOLUTION, CHI2PIX; MASK; WAVELENGTH; SPECMIN; header "
-      "cards from `header` (a dict); the FIBERMAP rows of these spectra from the file "
-      "`fibermap_from` (a preproc file, as the CLI takes them from its image). Written "
-      "under a temporary name and renamed.");
+      py::arg("filename"), py::arg("frame"), py::arg("specmin"), py::arg("header"),
+      py::arg("fibermap_from"), py::arg("preproc_file"), py::arg("preproc_header"),
+      py::arg("psf"), py::arg("grid"), py::arg("scores"),
+      "kspecter.write_frame's C++ half (kspecter/_frames.py).");
   m.def(
       "write_model",
       [](py::object path, py::dict frame, py::object header) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kspecter/extract/backend.hpp>
+#include <kspecter/io/frame_file.hpp>
 #include <kspecter/psf/gauss_hermite_psf.hpp>
 
 #include <pybind11/numpy.h>
@@ -46,6 +47,37 @@ py::array_t<T> adopt(std::vector<T>&& v, std::vector<py::ssize_t> const& shape) 
 /// os.fspath(p) as a file name for the library; ValueError when it holds a NUL byte (the C
 /// library would stop there and read another file). Every entry taking a path goes through it.
 std::string fspath(py::handle p);
+
+// ------------------------------------------------------------------ frames (desi_frame.cpp)
+
+/// One header card from Python, typed as FITS types it: bool (numpy's too) -> logical,
+/// integers -> integer, floats -> real, anything else -> its str() as a string.
+struct HeaderCard {
+  enum class Kind { logical, integer, number, string } kind = Kind::string;
+  std::string key, text;
+  bool logical = false;
+  long long integer = 0;
+  double number = 0;
+};
+std::vector<HeaderCard> header_cards(py::handle dict);
+/// Sets each card (replacing a card of the same key where it is).
+void set_cards(io::FitsHeader& header, std::vector<HeaderCard> const& cards);
+
+/// What the CLI takes from around an extraction into its frame (write_frame(preproc=...)).
+struct DesiFrameInputs {
+  std::string preproc_file;              // its IMAGE header and FIBERMAP, when named
+  std::vector<HeaderCard> image_header;  // else the preproc header as a dict
+  std::string fibermap_file;             // -f: the FIBERMAP from this file instead
+  std::string psf_file;                  // IN_PSF, ORIG_PSF and FIBERMIN
+  double grid[3] = {0, 0, 0};            // the grid asked for: wmin, wmax, dw
+  bool scores = true;
+  std::vector<double> flux, ivar;  // [nspec][nwave], for SCORES
+};
+/// Fills `out`'s header (desispec's FLUX header), FIBERMAP rows and SCORES as the CLI does.
+void add_desi_frame_parts(io::FrameData& out, DesiFrameInputs const& in);
+/// desispec's SCORES of `out`'s grid from the unrounded flux and ivar.
+void add_scores(io::FrameData& out, std::vector<double> const& flux,
+                std::vector<double> const& ivar);
 
 // ------------------------------------------------------------------ registration
 

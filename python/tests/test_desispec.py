@@ -108,6 +108,34 @@ def test_the_cli_grid_is_numpy_arange(inputs):
     assert same_bits(wave.astype("=f8"), np.arange(wmin, wmax + dw / 2, dw))
 
 
+def readme_example():
+    """The Python example of the README's "From Python", as written there."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    text = open(readme, encoding="utf-8").read()
+    section = text[text.index("## From Python"):]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start:section.index("```", start)]
+
+
+def test_the_readme_example_writes_a_frame_desispec_vets(setup, tmp_path):
+    """The README's example, run as written on a full synthetic r frame (preproc.fits and
+    psf.fits in its folder), writes a frame that desispec's read_frame reads and vet() passes."""
+    d = str(tmp_path)
+    run_cli("make-psf", "-o", os.path.join(d, "psf.fits"))
+    run_cli("simulate", "-p", os.path.join(d, "psf.fits"), "-o", os.path.join(d, "preproc.fits"),
+            "-w", "5760,7620,0.8", "--seed", "5", "--log-level", "quiet")
+    example = readme_example()
+    check = ("\nimport desispec.io\n"
+             "f = desispec.io.read_frame('frame.fits')\n"
+             "print('VET', f.vet(), f.meta['CAMERA'], f.meta['FLAVOR'], len(f.fibers))\n")
+    r = subprocess.run([sys.executable, "-c", example + check], capture_output=True, text=True,
+                       cwd=d, env=dict(setup["env"], OMP_NUM_THREADS="2"), timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    vet = [line for line in r.stdout.splitlines() if line.startswith("VET")]
+    assert vet and vet[0].split()[1:4] == ["0", "r0", "science"], r.stdout
+    assert vet[0].split()[4] == "500"
+
+
 def test_missing_desispec_is_named(tmp_path):
     import kspecter
 

@@ -60,6 +60,47 @@ def test_write_frame_writes_the_cli_frame(inputs, frame, cli_frame, tmp_path):
     assert fibermap.tobytes() == fits_image(inputs.frame, "FIBERMAP").tobytes()
 
 
+def test_write_frame_with_the_preproc_writes_the_cli_file(inputs, frame, tmp_path):
+    """preproc= and psf= give the CLI's header, FIBERMAP rows and SCORES: every HDU's data and
+    every FLUX header card but the checksums, as `kspecter extract` wrote them."""
+    fits = pytest.importorskip("astropy.io.fits")
+    result, _ = frame
+    path = str(tmp_path / "py-desi-frame.fits")
+    kspecter.write_frame(path, result, preproc=inputs.image, psf=inputs.psf, wavelength=GRID)
+    with fits.open(path) as ours, fits.open(inputs.frame) as cli:
+        assert [h.name for h in ours] == [h.name for h in cli]
+        assert "SCORES" in cli and "FIBERMAP" in cli
+        for h in cli:
+            if h.data is not None:
+                assert ours[h.name].data.tobytes() == h.data.tobytes(), h.name
+        mine, theirs = ([(c.keyword, c.value) for c in f["FLUX"].header.cards
+                         if c.keyword not in ("CHECKSUM", "DATASUM")] for f in (ours, cli))
+        assert mine == theirs
+        assert ours["FLUX"].header["WAVEMAX"] == float(GRID.split(",")[1])
+    # The grid read back from frame['wave'] when not given: the same WAVEMIN/MAX/STEP.
+    again = str(tmp_path / "py-desi-frame-2.fits")
+    kspecter.write_frame(again, result, preproc=inputs.image, psf=inputs.psf)
+    for key in ("WAVEMIN", "WAVEMAX", "WAVESTEP"):
+        assert fits.getheader(again, "FLUX")[key] == fits.getheader(inputs.frame, "FLUX")[key]
+
+
+def test_write_frame_takes_the_preproc_header_as_a_dict(inputs, frame, tmp_path):
+    fits = pytest.importorskip("astropy.io.fits")
+    result, _ = frame
+    path = str(tmp_path / "py-header-frame.fits")
+    header = fits.getheader(inputs.image, "IMAGE")
+    kspecter.write_frame(path, result, preproc=header, fibermap_from=inputs.image,
+                         psf=inputs.psf, header={"IN_IMG": inputs.image, "EXPID": 7})
+    got, cli = fits.getheader(path, "FLUX"), fits.getheader(inputs.frame, "FLUX")
+    for key in ("CAMERA", "FLAVOR", "NIGHT", "EXPTIME", "MJD-OBS", "NSPEC", "WAVESTEP",
+                "IN_PSF", "IN_IMG", "FIBERMIN", "BUNIT"):
+        assert got[key] == cli[key], key
+        assert type(got[key]) is type(cli[key]), key
+    assert got["EXPID"] == 7 and isinstance(got["EXPID"], int)
+    assert fits.getdata(path, "FIBERMAP").tobytes() == fits.getdata(inputs.frame,
+                                                                     "FIBERMAP").tobytes()
+
+
 def test_write_model_writes_the_cli_model(inputs, frame, tmp_path):
     result, _ = frame
     path = str(tmp_path / "py-model.fits")
