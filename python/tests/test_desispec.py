@@ -60,15 +60,31 @@ def setup(tmp_path_factory):
     return dict(dir=d, psf=psf, preproc=preproc, cli_frame=cli_frame, env=env)
 
 
-def run_desispec(setup, ranks, name):
+# desi_proc's GPU layout, run on the CPU: its own script lines (desispec.scripts.proc) around
+# main_gpu_specter, with gpu_specter's ParallelIOCoordinator on 2 + 5 ranks.
+PARALLEL_IO = """
+import sys
+from mpi4py import MPI
+import kspecter.desispec
+desi_extract = kspecter.desispec.install()
+from gpu_specter.mpi import ParallelIOCoordinator
+coordinator = ParallelIOCoordinator(MPI.COMM_WORLD)
+desi_extract.main_gpu_specter(desi_extract.parse(sys.argv[1:]), coordinator=coordinator)
+"""
+
+
+def run_desispec(setup, ranks, name, parallel_io=False):
     out = os.path.join(setup["dir"], name)
     args = ["-i", setup["preproc"], "-p", setup["psf"], "-o", out, "-w", GRID, "-n", str(NSPEC)]
-    command = [sys.executable, "-m", "kspecter.desispec"] + args
+    if parallel_io:
+        command = [sys.executable, "-c", PARALLEL_IO] + args
+    else:
+        command = [sys.executable, "-m", "kspecter.desispec"] + args + (["--mpi"] if ranks else [])
     if ranks:
         mpiexec = os.environ.get("KSPECTER_MPIEXEC") or shutil.which("mpiexec")
         if not mpiexec:
             pytest.skip("no mpiexec")
-        command = [mpiexec, "-n", str(ranks), "--oversubscribe"] + command + ["--mpi"]
+        command = [mpiexec, "-n", str(ranks), "--oversubscribe"] + command
     r = subprocess.run(command, capture_output=True, text=True, env=setup["env"], timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     return out
@@ -98,6 +114,13 @@ def assert_same_hdus(a_path, b_path):
 @pytest.mark.parametrize("ranks", [0, 2, 4])
 def test_desispec_writes_the_cli_frame(setup, ranks):
     frame = run_desispec(setup, ranks, f"frame-desispec-{ranks}.fits.gz")
+    assert_same_hdus(frame, setup["cli_frame"])
+
+
+def test_desi_proc_parallel_io_layout_writes_the_cli_frame(setup):
+    """desi_proc's GPU layout (reader, writer and 5 workers) with desispec's own code, on the
+    CPU: the ranks, the coordinator and the calls are the GPU node's; only use_gpu is False."""
+    frame = run_desispec(setup, 7, "frame-desispec-parallel-io.fits.gz", parallel_io=True)
     assert_same_hdus(frame, setup["cli_frame"])
 
 

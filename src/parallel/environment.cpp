@@ -85,6 +85,22 @@ char const* launcher_rank_text() {
     if (char const* v = std::getenv(var)) return v;
   return nullptr;
 }
+// The node-local rank (or, with `size`, the ranks on the node) that the launcher put in the
+// environment: Open MPI, MPICH/Hydra and Intel MPI, Cray PALS, Slurm (rank only); 0 (1) when
+// none did.
+[[maybe_unused]] int launcher_local(bool size) {
+  auto const names = size
+                         ? std::vector<char const*>{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                                    "PALS_LOCAL_SIZE"}
+                         : std::vector<char const*>{"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                                    "PALS_LOCAL_RANKID", "SLURM_LOCALID"};
+  for (char const* var : names) {
+    int n = 0;
+    if (char const* v = std::getenv(var); v && parse_int(v, n) && n >= 0)
+      return size ? std::max(n, 1) : n;
+  }
+  return size ? 1 : 0;
+}
 }  // namespace
 
 int cpus_per_rank(int local_size) {
@@ -129,7 +145,15 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
     we_initialized_mpi_ = true;
   }
   MPI_Initialized(&initialized);
-  if (initialized) {
+  if (initialized && !opt.mpi) {
+    // MPI belongs to the caller (mpi4py), and not every rank of its world need reach kspecter
+    // (desi_proc's reader and writer ranks never do): no collective on that world. The
+    // launcher says where this rank sits on its node.
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    local_rank_ = launcher_local(false);
+    local_size_ = launcher_local(true);
+  } else if (initialized) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm local;
