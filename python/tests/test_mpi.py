@@ -17,20 +17,24 @@ KEYS = ("wave", "specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction"
         "modelimage")
 
 
-@pytest.fixture(scope="module")
-def ranks(inputs, tmp_path_factory):
+def run_mpi_job(nranks, script, *args):
+    """`mpiexec -n nranks python script args` (one thread a rank); skips without MPI."""
     pytest.importorskip("mpi4py")
     mpiexec = os.environ.get("KSPECTER_MPIEXEC") or shutil.which("mpiexec")
     if not mpiexec:
         pytest.skip("no mpiexec")
-    out = str(tmp_path_factory.mktemp("mpi") / "result")
-    script = os.path.join(os.path.dirname(__file__), "mpi_job.py")
     env = dict(os.environ, OMP_PROC_BIND="false", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", "-x", "OMP_NUM_THREADS=1",
-                        sys.executable, script, inputs.image, inputs.psf, out],
+    r = subprocess.run([mpiexec, "-n", str(nranks), "--oversubscribe", "-x", "OMP_NUM_THREADS=1",
+                        sys.executable, os.path.join(os.path.dirname(__file__), script), *args],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def ranks(inputs, tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("mpi") / "result")
+    run_mpi_job(2, "mpi_job.py", inputs.image, inputs.psf, out)
     return [dict(np.load(f"{out}.rank{rank}.npz")) for rank in (0, 1)]
 
 
@@ -43,18 +47,8 @@ def single(inputs):
 def test_a_group_that_leaves_out_world_rank_0_extracts_the_frame(inputs, single, tmp_path):
     """desi_proc's GPU layout: the first kspecter call, which starts Kokkos, comes from some
     ranks of the world only (it hung in a collective over the whole world before)."""
-    pytest.importorskip("mpi4py")
-    mpiexec = os.environ.get("KSPECTER_MPIEXEC") or shutil.which("mpiexec")
-    if not mpiexec:
-        pytest.skip("no mpiexec")
     out = str(tmp_path / "group")
-    script = os.path.join(os.path.dirname(__file__), "mpi_group_job.py")
-    env = dict(os.environ, OMP_PROC_BIND="false", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    r = subprocess.run([mpiexec, "-n", "3", "--oversubscribe", "-x", "OMP_NUM_THREADS=1",
-                        sys.executable, script, inputs.image, inputs.psf, out],
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    run_mpi_job(3, "mpi_group_job.py", inputs.image, inputs.psf, out)
     got = dict(np.load(out + ".npz"))
     for key in KEYS[:-1]:  # no model asked for
         assert same_bits(got[key], single[key]), key

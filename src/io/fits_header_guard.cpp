@@ -222,6 +222,28 @@ std::string value_problem(std::string_view value, ValueKind kind) {
   return {};
 }
 
+/// A tile-compressed image whose axis has no pixel: CFITSIO divides by that length when the
+/// ZTILEn of the axis is missing (its default tile is the whole axis; fuzz seed 20261129).
+void check_compressed_axes(std::string const& path, std::string const& name,
+                           std::vector<std::string> const& cards) {
+  auto key = [&](std::string k) -> std::optional<long long> {
+    k.resize(8, ' ');
+    for (auto const& c : cards)
+      if (c.compare(0, 8, k) == 0) return integer_value(value_field(c));
+    return std::nullopt;
+  };
+  bool compressed = false;
+  for (auto const& c : cards)
+    if (c.compare(0, 8, "ZIMAGE  ") == 0) compressed = unquoted_token(value_field(c)) == "T";
+  if (!compressed) return;
+  long long const naxis = key("ZNAXIS").value_or(0);
+  for (long long a = 1; a <= naxis && a <= 999; ++a)
+    if (auto const len = key("ZNAXIS" + std::to_string(a)); len && *len <= 0)
+      throw InputError(path, name,
+                       "the tile-compressed image's ZNAXIS" + std::to_string(a) + " is " +
+                           std::to_string(*len) + ": every axis needs at least one pixel");
+}
+
 }  // namespace
 
 void guard_fits_headers(std::string const& path) {
@@ -265,6 +287,7 @@ void guard_fits_headers(std::string const& path, std::istream& in) {
                              ") has a value of " + std::to_string(token.size()) +
                              " characters without quotes, which no FITS value is");
     }
+    check_compressed_axes(path, name, h.cards);
     auto const size = h.complete ? data_size(h.cards, hdu == 1) : std::nullopt;
     if (!size) return;
     std::uint64_t const padded = (*size + block_size - 1) / block_size * block_size;

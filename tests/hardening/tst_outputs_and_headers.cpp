@@ -118,6 +118,16 @@ TEST_F(OutputsAndHeaders, structural_keywords_cfitsio_would_misread_are_refused)
   }
 }
 
+// Class 15 once more (seed 20261129): an axis of length 0 in a tile-compressed image whose
+// ZTILEn is missing makes CFITSIO divide by zero (SIGFPE) as it moves to the HDU.
+TEST_F(OutputsAndHeaders, compressed_image_axes_of_no_pixel_are_refused) {
+  std::string const half = path("znaxis1_0.fits"), bad = path("znaxis1_0_no_ztile1.fits");
+  ASSERT_NO_THROW(
+      fe::patch_card(in.image, half, "MASK", "ZNAXIS1", "ZNAXIS1 =                    0"));
+  ASSERT_NO_THROW(fe::patch_card(half, bad, "MASK", "ZTILE1", "COMMENT   no ZTILE1"));
+  expect_refused(extract_args(bad, in.psf, out), {bad, "'MASK'", "ZNAXIS1", "at least one pixel"});
+}
+
 // The fuzz regressions (tests/fuzz/regressions/preproc, the ZVAL2 case among them) as the
 // executable reads them: refused with an error, never a signal.
 TEST_F(OutputsAndHeaders, fuzz_regressions_are_refused_cleanly) {
