@@ -22,6 +22,7 @@ b="$here/build-device-mpi"
 t0=$SECONDS
 note() { echo "[$((SECONDS - t0)) s] $*"; }
 
+python3 -c 'import mpi4py; from mpi4py import MPI; print("mpi4py", mpi4py.__version__, "on", MPI.Get_library_version().splitlines()[0])' 2>&1 | tee "$out/mpi.txt"
 note "build (python_cupy.sh, MPI on)"
 OUT=/tmp/desispec-build KSPECTER_DEVICE_BUILD="$b" KSPECTER_DEVICE_BUILD_ONLY=1 \
   KSPECTER_DEVICE_CMAKE_ARGS="-DKSPECTER_ENABLE_MPI=ON" \
