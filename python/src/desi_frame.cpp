@@ -52,8 +52,7 @@ void add_desi_frame_parts(io::FrameData& out, DesiFrameInputs const& in) {
   io::FitsHeader image_header;
   set_cards(image_header, in.image_header);
   std::optional<io::FitsTable> fibermap;
-  if (!in.fibermap_file.empty())
-    fibermap = io::read_fibermap(in.fibermap_file);
+  if (!in.fibermap_file.empty()) fibermap = io::read_fibermap(in.fibermap_file);
   if (!in.preproc_file.empty()) {
     io::PreprocImage img = io::read_preproc(in.preproc_file);
     image_header = std::move(img.header);

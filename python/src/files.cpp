@@ -109,9 +109,9 @@ void bind_files(py::module_& m) {
       "'has_fibermap'.");
   m.def(
       "_write_frame",
-      [](py::object path, py::dict frame, int specmin, py::object header,
-         py::object fibermap_from, py::object preproc_file, py::object preproc_header,
-         py::object psf, py::object grid, bool scores) {
+      [](py::object path, py::dict frame, int specmin, py::object header, py::object fibermap_from,
+         py::object preproc_file, py::object preproc_header, py::object psf, py::object grid,
+         bool scores) {
         io::FrameData out = frame_data(frame, specmin);
         auto const extra = header_cards(header);
         std::string const p = fspath(path);
@@ -147,9 +147,8 @@ void bind_files(py::module_& m) {
         io::write_frame(p, out);
       },
       py::arg("filename"), py::arg("frame"), py::arg("specmin"), py::arg("header"),
-      py::arg("fibermap_from"), py::arg("preproc_file"), py::arg("preproc_header"),
-      py::arg("psf"), py::arg("grid"), py::arg("scores"),
-      "kspecter.write_frame's C++ half (kspecter/_frames.py).");
+      py::arg("fibermap_from"), py::arg("preproc_file"), py::arg("preproc_header"), py::arg("psf"),
+      py::arg("grid"), py::arg("scores"), "kspecter.write_frame's C++ half (kspecter/_frames.py).");
   m.def(
       "write_model",
       [](py::object path, py::dict frame, py::object header) {
