@@ -11,7 +11,7 @@
 #
 # stage (here): copies into .gpu-python/ (ignored by git; about 8 MiB) the CUDA Kokkos install of
 #   cmake/bootstrap-deps.sh --backend cuda (made if missing; the one `perf/gpu_run.sh prepare`
-#   uses), CFITSIO's, ERFA's and zlib's headers and shared libraries, and the libraries those need
+#   uses), CFITSIO's, ERFA's, ISA-L's and zlib's headers and shared libraries, and the libraries those need
 #   beyond glibc (used there only where the device has none).
 # run (there): configures and builds the targets _kspecter and kspecter_cli with nvcc_wrapper,
 #   the device's python3 and pybind11 (MPI and HDF5 off: not needed here), in build-device-py/
@@ -46,13 +46,14 @@ do_stage() {
   (cd "$prefix" && tar cf - bin include lib) | xz -T0 -6 > "$stage/kokkos.tar.xz"
   echo "$prefix" > "$stage/kokkos-prefix.txt"
   local h
-  for h in fitsio.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h zlib.h zconf.h; do
+  for h in fitsio.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h zlib.h zconf.h isa-l.h; do
     cp -L "/usr/include/$h" "$stage/include/"
   done
+  cp -rL /usr/include/isa-l "$stage/include/"
   local multiarch; multiarch="$(gcc -print-multiarch)"
   local libdir="/usr/lib/$multiarch" name path
   # Plain files under their run-time names (sonames); the link-time names are made there.
-  for name in libcfitsio.so liberfa.so; do
+  for name in libcfitsio.so liberfa.so libisal.so; do
     cp -L "$libdir/$(objdump -p "$libdir/$name" | awk '/SONAME/ {print $2}')" "$stage/lib/"
   done
   # zlib: the device has libz.so.1 (used at run time); only the name to link with travels.
@@ -134,6 +135,7 @@ do_run() {
         -DCFITSIO_INCLUDE_DIR="$stage/include" -DCFITSIO_LIBRARY="$kokkos/lib-use/libcfitsio.so" \
         -DERFA_INCLUDE_DIR="$stage/include" -DERFA_LIBRARY="$kokkos/lib-use/liberfa.so" \
         -DZLIB_INCLUDE_DIR="$stage/include" -DZLIB_LIBRARY="$stage/link/libz.so" \
+        -DISAL_INCLUDE_DIR="$stage/include" -DISAL_LIBRARY="$kokkos/lib-use/libisal.so" \
         ${KSPECTER_DEVICE_CMAKE_ARGS:-}
     fi &&
     timeout --kill-after=10 $((520 - (SECONDS - t0))) cmake --build "$b" -j "$(nproc)" --target _kspecter kspecter_cli ${KSPECTER_DEVICE_EXTRA_TARGETS:-}
