@@ -58,7 +58,7 @@ run_layout() {  # name, ranks, visible GPUs
     --report "$out/$1.json" > "$out/$1.log" 2>&1
   echo "layout $1: exit $?"
   tail -n 5 "$out/$1.log"
-  [ -f "$out/$1.json" ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('checks', r['checks']); print('devices', [(x['rank'], x['role'], x['current_device']) for x in r['ranks']]); print('read', r['read_s'], 's, extract', r['extract_s'], 's, image on GPU', r['image_device'])" "$out/$1.json"
+  [ -f "$out/$1.json" ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('checks', r['checks']); print('devices', [(x['rank'], x['role'], x['current_device']) for x in r['ranks']]); print('extract (worker root, first call: Kokkos start included)', r['extract_s'], 's, image on GPU', r['image_device'])" "$out/$1.json"
 }
 
 run_layout one-gpu 7 0
