@@ -11,7 +11,16 @@
 
 namespace kspecter {
 
-char const* version() { return KSPECTER_VERSION_STRING; }
+namespace detail {
+char const* git_describe();  // generated at build time (cmake/git_describe.cmake)
+}
+
+char const* version() {
+  static std::string const v =
+      *detail::git_describe() ? std::string(KSPECTER_VERSION_STRING) + "+" + detail::git_describe()
+                              : std::string(KSPECTER_VERSION_STRING);
+  return v.c_str();
+}
 
 RuntimeInfo build_info() {
   RuntimeInfo info;

@@ -25,6 +25,36 @@ TEST(cli, info_reports_version_and_backends) {
   EXPECT_NE(r.out.find("mpi"), std::string::npos) << r.out;
 }
 
+// Provenance: MAJOR.MINOR.PATCH, and in a build from a git checkout "+" and its `git
+// describe` (a commit of this repository), in --version and in info alike.
+TEST(cli, version_names_the_commit_of_a_git_checkout) {
+  auto const v = run("--version");
+  ASSERT_EQ(v.status, 0) << v.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(
+      v.out, m, std::regex("kspecter ([0-9]+\\.[0-9]+\\.[0-9]+)(\\+([A-Za-z0-9.]+))?\n")))
+      << v.out;
+  auto const info = run("info");
+  EXPECT_NE(info.out.find(m[1].str() + m[2].str()), std::string::npos) << info.out;
+  std::string const src = KSPECTER_SOURCE_DIR;
+  auto const top = kspecter::test::run_command("git -C " + src + " rev-parse --show-toplevel");
+  if (top.status != 0) {  // a tarball: the plain version
+    EXPECT_FALSE(m[2].matched) << v.out;
+    return;
+  }
+  ASSERT_TRUE(m[2].matched) << "a git checkout, but no describe: " << v.out;
+  // "6d810f5", "v0.1.0.3.g6d810f5", either with ".dirty": the commit must be this repository's.
+  std::smatch c;
+  std::string const describe = m[3].str();
+  ASSERT_TRUE(std::regex_search(describe, c, std::regex("(^|\\.g)([0-9a-f]{7,40})(\\.dirty)?$")))
+      << describe;
+  EXPECT_EQ(
+      kspecter::test::run_command("git -C " + src + " cat-file -e " + c[2].str() + "^{commit}")
+          .status,
+      0)
+      << describe;
+}
+
 TEST(cli, every_command_has_help) {
   auto const top = run("--help");
   ASSERT_EQ(top.status, 0) << top.out;

@@ -84,6 +84,9 @@ TEST_F(DesiCli, defaults_are_desispecs) {
   EXPECT_EQ(h.get_string("IN_IMG", f, "FLUX"), image());
   EXPECT_EQ(h.get_integer("FIBERMIN", f, "FLUX"), 10);
   EXPECT_EQ(h.get_string("DEPNAM00", f, "FLUX"), "kspecter");
+  // The frame's version is the one --version prints (git describe included).
+  auto const version = kspecter::test::run_kspecter("--version");
+  EXPECT_EQ(version.out, "kspecter " + h.get_string("DEPVER00", f, "FLUX").value_or("?") + "\n");
   EXPECT_FALSE(h.has("HELIOCOR"));
   // SCORES as desispec computes them from the frame's own spectra (in double: the file's
   // float32 flux rounds them, hence the tolerance).

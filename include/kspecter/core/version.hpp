@@ -7,7 +7,9 @@
 
 namespace kspecter {
 
-/// "MAJOR.MINOR.PATCH" of this library.
+/// "MAJOR.MINOR.PATCH" of this library, followed in a build from a git checkout by "+" and
+/// `git describe --tags --always --dirty` with '-' made '.' ("0.1.0+6d810f5.dirty": a PEP 440
+/// local version). --version, info, Python's __version__ and the frames' DEPVERnn carry it.
 char const* version();
 
 /// What `kspecter info` reports.
