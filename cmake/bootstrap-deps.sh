@@ -194,6 +194,10 @@ if [ "$backend" = cuda ]; then
   # Device lambdas: an option before Kokkos 4, always on since.
   [ "${kokkos_version%%.*}" -ge 4 ] || kokkos_flags+=(-DKokkos_ENABLE_CUDA_LAMBDA=ON)
 fi
+if [ "${kokkos_version%%.*}" = 4 ]; then
+  # As Spack builds it (kokkos ~deprecated_code): kspecter uses no deprecated Kokkos 4 API.
+  kokkos_flags+=(-DKokkos_ENABLE_DEPRECATED_CODE_4=OFF)
+fi
 if [ "$backend" = hip ]; then
   # hipcc (Debian: apt-get install hipcc) with the Serial host backend; Kokkos Kernels is not
   # built. The GPU: KSPECTER_HIP_ARCH, a Kokkos_ARCH_ name (3.4 knows up to VEGA908, the MI100;
