@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
     std::printf(
         "bench_band: %s, concurrency %d, %d matrices of n = %d (%d slots x %d), %zu distinct "
         "(%s), half-bandwidth %d (wavelength-major), %d reps\n",
-        Space::name(), Space::concurrency(), nmat, n, ns, m, in.patches.size(),
+        Space::name(), Space().concurrency(), nmat, n, ns, m, in.patches.size(),
         icov.empty() ? "icov_like" : icov.c_str(), b, reps);
 
     solve::MatrixBatch<mem> pristine("pristine", nmat, n, n);
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
     double const dn = n, dm = m;
     double gram = 0;
     for (int k = 0; k < ns; ++k) gram += 2.0 * dm * dm * (dn - k * dm);
-    double const nth = host ? Space::concurrency() : 1;
+    double const nth = host ? Space().concurrency() : 1;
     struct Row {
       char const* name;
       Timing const* t;

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     ks::MatrixBatch<Mem> blocks(c.data(), std::size_t(nmat) * nfiber, m, m);
     ks::MatrixBatch<Mem> work("work", std::size_t(nmat) * nfiber, m, m);
     std::printf("bench_inverse_sqrt: %s, concurrency %d, %d blocks of %d x %d, %d reps\n",
-                Space::name(), Space::concurrency(), nmat * nfiber, m, m, args.reps);
+                Space::name(), Space().concurrency(), nmat * nfiber, m, m, args.reps);
     std::printf("%-28s %6s %5s %5s %6s %11s %11s %12s\n", "shape", "staged", "round", "rows",
                 "chains", "best [s]", "median [s]", "max rel diff");
     std::vector<double> ref;

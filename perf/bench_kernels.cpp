@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     Space space;
     int const n = nfiber * m;
     std::printf("bench_kernels: Kokkos %d, %s, concurrency %d, %d matrices of n = %d (%d x %d)\n",
-                KOKKOS_VERSION, Space::name(), Space::concurrency(), nmat, n, nfiber, m);
+                KOKKOS_VERSION, Space::name(), Space().concurrency(), nmat, n, nfiber, m);
     Mats const pristine = kspecter::bench::icov_batch<mem>(nmat, nfiber, m);
     Mats a("a", nmat, n, n), l("l", nmat, n, n), w("w", nmat, n, n);
     Vecs y0("y0", nmat, n), y("y", nmat, n), yk("yk", nmat, n);

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     Space space;
     int const n = nfiber * m;
     std::printf("bench_solve: %s, concurrency %d, %d matrices of n = %d (%d x %d), %d reps\n",
-                Space::name(), Space::concurrency(), nmat, n, nfiber, m, reps);
+                Space::name(), Space().concurrency(), nmat, n, nfiber, m, reps);
 
     auto const pristine = kspecter::bench::icov_batch<mem>(nmat, nfiber, m);
     kspecter::solve::VectorBatch<mem> y0("y0", nmat, n);
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
 
     std::vector<double> tc, ts, ti, tq, tall;
     std::vector<double> cc, cs, ci, cq, call;  // CPU seconds per thread (host backends)
-    double const nthreads = host ? Space::concurrency() : 1;
+    double const nthreads = host ? Space().concurrency() : 1;
     for (int r = 0; r < reps + 1; ++r) {  // the first round warms up
       Kokkos::deep_copy(space, a, pristine);
       Kokkos::deep_copy(space, y, y0);

@@ -46,7 +46,8 @@ do_stage() {
   (cd "$prefix" && tar cf - bin include lib) | xz -T0 -6 > "$stage/kokkos.tar.xz"
   echo "$prefix" > "$stage/kokkos-prefix.txt"
   local h
-  for h in fitsio.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h zlib.h zconf.h isa-l.h; do
+  # fitsio2.h: CFITSIO's own, for tests/io/tst_rice_tiles against its decoder
+  for h in fitsio.h fitsio2.h drvrsmem.h longnam.h erfa.h erfam.h erfaextra.h erfadatextra.h zlib.h zconf.h isa-l.h; do
     cp -L "/usr/include/$h" "$stage/include/"
   done
   cp -rL /usr/include/isa-l "$stage/include/"
