@@ -9,7 +9,10 @@
 #   perf/gpu_run.sh exec SCRIPT [ARGS]                # there: a script in the staged setting
 #
 # prepare: cmake/bootstrap-deps.sh --backend cuda, configure + build $KSPECTER_GPU_BUILD
-#   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage.
+#   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage. The Kokkos is the
+#   patched 3.4.01, or the source tree $KSPECTER_GPU_KOKKOS_SRC (e.g. Kokkos 4.6.01:
+#   KSPECTER_GPU_KOKKOS_SRC=<kokkos-4.6.01> KSPECTER_GPU_BUILD=build-cuda-k4 ... prepare);
+#   perf/device/kokkos4_cuda.sh builds both on the GPU machine instead.
 # stage: copies into .gpu/ (ignored by git, carried by the device tool) what the device needs
 #   and nothing else: the stripped executables, the CTest files, GoogleTest's discovery
 #   script, the shared libraries a device image may lack, and the shared test data.
@@ -48,7 +51,9 @@ do_build() {
   local bdir="$here/$build_name"
   if [ "$build" = 1 ]; then
     local t0=$SECONDS prefix
-    prefix="$(bash "$here/cmake/bootstrap-deps.sh" --backend cuda | sed -n 's/^KOKKOS_PREFIX=//p' | tail -n1)"
+    prefix="$(bash "$here/cmake/bootstrap-deps.sh" --backend cuda \
+      ${KSPECTER_GPU_KOKKOS_SRC:+--kokkos-src "$KSPECTER_GPU_KOKKOS_SRC"} |
+      sed -n 's/^KOKKOS_PREFIX=//p' | tail -n1)"
     [ -n "$prefix" ] || die "bootstrap-deps.sh printed no KOKKOS_PREFIX"
     echo "gpu_run: Kokkos (CUDA) in $prefix ($((SECONDS - t0)) s)"
     t0=$SECONDS

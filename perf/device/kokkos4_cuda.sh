@@ -85,7 +85,7 @@ do_run() {
   local b
   for b in "$k3b" "$k4b" "$k3b" "$k4b"; do
     echo "== $(basename "$b")"
-    timeout 60 "$b/perf/bench_extract" --backend cuda --repeat 3 --stage-times 1 2>&1 | tail -n 14
+    timeout 60 "$b/perf/bench_extract" --backend cuda --repeat 3 --stage-times 1 2>&1 | tail -n 24
   done > "$out/bench.log"
   cat "$out/bench.log"
 
