@@ -80,8 +80,11 @@ Header read_header(std::istream& in) {
 }
 
 /// Bytes of the data unit the header describes, as CFITSIO computes them (FITS 4.0, eq. 1
-/// and 2, random groups included), or nullopt for sizes it would not accept.
-std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bool primary) {
+/// and 2, random groups included), or nullopt for sizes it would not accept; `huge` tells a
+/// size beyond any file kspecter reads (the file is then truncated) from a malformed header.
+std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bool primary,
+                                       bool& huge) {
+  huge = false;
   auto key = [&](std::string name) -> std::optional<long long> {
     name.resize(8, ' ');
     for (auto const& c : cards)
@@ -101,16 +104,17 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
   long long const pcount = primary && !groups ? 0 : key("PCOUNT").value_or(0);
   long long const gcount = primary && !groups ? 1 : key("GCOUNT").value_or(1);
   constexpr long long limit = 1LL << 40;  // bytes: far beyond any file kspecter reads
-  if (pcount < 0 || pcount > limit || gcount < 0 || gcount > limit) return std::nullopt;
+  if (pcount < 0 || gcount < 0) return std::nullopt;
+  if ((huge = pcount > limit || gcount > limit)) return std::nullopt;
   long long n = 1;
   for (long long a = groups ? 2 : 1; a <= *naxis; ++a) {
     auto const len = key("NAXIS" + std::to_string(a));
-    if (!len || *len < 0 || *len > limit) return std::nullopt;
-    if (*len != 0 && n > limit / *len) return std::nullopt;
+    if (!len || *len < 0) return std::nullopt;
+    if ((huge = *len > limit || (*len != 0 && n > limit / *len))) return std::nullopt;
     n *= *len;
   }
   long long const per_group = (std::llabs(*bitpix) / 8) * (pcount + n);  // <= 2^44
-  if (gcount != 0 && per_group > limit / gcount) return std::nullopt;
+  if ((huge = gcount != 0 && per_group > limit / gcount)) return std::nullopt;
   return static_cast<std::uint64_t>(per_group * gcount);
 }
 
@@ -288,8 +292,17 @@ void guard_fits_headers(std::string const& path, std::istream& in) {
                              " characters without quotes, which no FITS value is");
     }
     check_compressed_axes(path, name, h.cards);
-    auto const size = h.complete ? data_size(h.cards, hdu == 1) : std::nullopt;
-    if (!size) return;
+    if (!h.complete) return;  // cut short: the readers report the file as truncated
+    bool huge = false;
+    auto const size = data_size(h.cards, hdu == 1, huge);
+    if (huge) return;  // beyond the file: the readers report it as truncated
+    // CFITSIO reads the structural cards by position and may go on past a header whose data
+    // size the guard cannot know (a NAXIS card with a mangled name, fuzz seed 20261130):
+    // the HDUs after it would go unchecked.
+    if (!size)
+      throw InputError(path, name,
+                       "the header's BITPIX, NAXIS, NAXISn, PCOUNT or GCOUNT is missing or not a "
+                       "valid value: the size of its data cannot be known");
     std::uint64_t const padded = (*size + block_size - 1) / block_size * block_size;
     in.seekg(static_cast<std::streamoff>(padded), std::ios::cur);
   }

@@ -128,6 +128,16 @@ TEST_F(OutputsAndHeaders, compressed_image_axes_of_no_pixel_are_refused) {
   expect_refused(extract_args(bad, in.psf, out), {bad, "'MASK'", "ZNAXIS1", "at least one pixel"});
 }
 
+// And (seed 20261130): a header whose data size the guard cannot know (a NAXIS card with a
+// mangled name, which CFITSIO passes over) is refused, rather than the guard stopping there
+// and leaving the HDUs after it unchecked.
+TEST_F(OutputsAndHeaders, a_header_of_unknown_data_size_is_refused) {
+  std::string const bad = path("naxis_mangled.fits");
+  ASSERT_NO_THROW(fe::patch_card(in.image, bad, "IMAGE", "NAXIS",
+                                 "NAXIS \xe6\xdf=                    2 / number of data axes"));
+  expect_refused(extract_args(bad, in.psf, out), {bad, "'IMAGE'", "size of its data"});
+}
+
 // The fuzz regressions (tests/fuzz/regressions/preproc, the ZVAL2 case among them) as the
 // executable reads them: refused with an error, never a signal.
 TEST_F(OutputsAndHeaders, fuzz_regressions_are_refused_cleanly) {
