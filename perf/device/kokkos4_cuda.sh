@@ -12,8 +12,8 @@
 # ".gpu-specter"], timeout_s 600):
 #   bash perf/device/kokkos4_cuda.sh run
 # run: GoogleTest; Kokkos 4.6.01 through bootstrap-deps.sh; kspecter on it with its tests and
-# benchmarks (build-k4/); kspecter on Kokkos 3.4 (CLI and bench_extract, build-device-py/ as
-# python_cupy.sh builds it); then every CUDA test of the Kokkos 4 build, bench_extract of both
+# benchmarks (build-k4/); kspecter on Kokkos 3.4 likewise (build-device-py/ as python_cupy.sh
+# builds it); then every CUDA test of both builds, bench_extract of both
 # on the full synthetic r frame, and the CLI of both (and OpenMP) on a simulated full r frame
 # of the real r0 PSF (.gpu-specter), compared with `kspecter compare`. Logs under $OUT.
 set -uo pipefail
@@ -51,8 +51,9 @@ do_run() {
   [ -n "$k4" ] || { tail -n 40 "$out/kokkos4.log"; return 1; }
   note "Kokkos 4 in $k4"
 
-  note "kspecter on Kokkos 3.4 (CLI, bench_extract; python_cupy.sh)"
-  OUT=/tmp/k3-out KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_EXTRA_TARGETS=bench_extract \
+  note "kspecter on Kokkos 3.4 (everything, tests included; python_cupy.sh)"
+  OUT=/tmp/k3-out KSPECTER_DEVICE_BUILD_ONLY=1 KSPECTER_DEVICE_EXTRA_TARGETS=all \
+    KSPECTER_DEVICE_CMAKE_ARGS="-DKSPECTER_ENABLE_TESTS=ON -DGTest_DIR=/tmp/gtest/lib/cmake/GTest" \
     bash "$here/perf/device/python_cupy.sh" run > "$out/k3-build.log" 2>&1 ||
     { tail -n 30 "$out/k3-build.log"; return 1; }
   local k3b="$here/build-device-py" k4b="$here/build-k4" py="$here/.gpu-python"
@@ -75,11 +76,14 @@ do_run() {
   grep -E "error|FAILED" "$out/k4-build.log" | head -n 40
   [ "$rc" = 0 ] || { echo "k4 build: exit $rc after $((SECONDS - t0)) s"; tail -n 20 "$out/k4-build.log"; return 1; }
 
-  note "CUDA tests of the Kokkos 4 build"
-  KSPECTER_TEST_DATA="$here/.gpu-specter" timeout 240 ctest --test-dir "$k4b" -L cuda -j 4 \
-    --output-on-failure > "$out/k4-ctest.log" 2>&1
-  echo "ctest -L cuda: exit $?; $(grep -E 'tests passed|tests failed' "$out/k4-ctest.log")"
-  grep -E "\*\*\*Failed|Not Run|Skipped" "$out/k4-ctest.log" | head -n 20
+  local name
+  for name in k3:"$k3b" k4:"$k4b"; do
+    note "CUDA tests of the ${name%%:*} build"
+    KSPECTER_TEST_DATA="$here/.gpu-specter" timeout 120 ctest --test-dir "${name#*:}" -L cuda -j 4 \
+      --output-on-failure > "$out/${name%%:*}-ctest.log" 2>&1
+    echo "${name%%:*} ctest -L cuda: exit $?; $(grep -E 'tests passed|tests failed' "$out/${name%%:*}-ctest.log")"
+    grep -E "\*\*\*Failed|Not Run|Skipped" "$out/${name%%:*}-ctest.log" | head -n 20
+  done
 
   note "bench_extract, full r frame (synthetic PSF), Kokkos 3.4 then 4.6"
   local b
