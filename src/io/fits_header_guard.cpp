@@ -79,24 +79,31 @@ Header read_header(std::istream& in) {
   return h;
 }
 
-/// Bytes of the data unit the header describes, as CFITSIO computes them (FITS 4.0, eq. 1
-/// and 2, random groups included), or nullopt for sizes it would not accept; `huge` tells a
-/// size beyond any file kspecter reads (the file is then truncated) from a malformed header.
-std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bool primary,
-                                       bool& huge) {
-  huge = false;
+/// The size of the data unit a header describes, as CFITSIO computes it (FITS 4.0, eq. 1
+/// and 2, random groups included): bytes, or why there is none. `huge` marks a size beyond
+/// any file kspecter reads (the file is then truncated), apart from a malformed header.
+struct DataSize {
+  std::optional<std::uint64_t> bytes;
+  bool huge = false;
+  std::string problem;  // what is malformed, when neither bytes nor huge
+};
+
+DataSize data_size(std::vector<std::string> const& cards, bool primary) {
   auto key = [&](std::string name) -> std::optional<long long> {
     name.resize(8, ' ');
     for (auto const& c : cards)
       if (c.compare(0, 8, name) == 0) return integer_value(value_field(c));
     return std::nullopt;
   };
+  auto malformed = [](std::string why) { return DataSize{std::nullopt, false, std::move(why)}; };
   auto const bitpix = key("BITPIX"), naxis = key("NAXIS");
-  if (!bitpix || !naxis || *naxis < 0 || *naxis > 999) return std::nullopt;
+  if (!bitpix) return malformed("no integer BITPIX");
+  if (!naxis || *naxis < 0 || *naxis > 999) return malformed("no NAXIS from 0 to 999");
   if (*bitpix != 8 && *bitpix != 16 && *bitpix != 32 && *bitpix != 64 && *bitpix != -32 &&
       *bitpix != -64)
-    return std::nullopt;
-  if (*naxis == 0) return std::uint64_t(0);
+    return malformed("BITPIX " + std::to_string(*bitpix) +
+                     ", which is no FITS data type (8, 16, 32, 64, -32, -64)");
+  if (*naxis == 0) return {std::uint64_t(0)};
   bool groups = false;
   if (primary && key("NAXIS1") == 0)
     for (auto const& c : cards)
@@ -104,18 +111,18 @@ std::optional<std::uint64_t> data_size(std::vector<std::string> const& cards, bo
   long long const pcount = primary && !groups ? 0 : key("PCOUNT").value_or(0);
   long long const gcount = primary && !groups ? 1 : key("GCOUNT").value_or(1);
   constexpr long long limit = 1LL << 40;  // bytes: far beyond any file kspecter reads
-  if (pcount < 0 || gcount < 0) return std::nullopt;
-  if ((huge = pcount > limit || gcount > limit)) return std::nullopt;
+  if (pcount < 0 || gcount < 0) return malformed("a negative PCOUNT or GCOUNT");
+  if (pcount > limit || gcount > limit) return {std::nullopt, true};
   long long n = 1;
   for (long long a = groups ? 2 : 1; a <= *naxis; ++a) {
     auto const len = key("NAXIS" + std::to_string(a));
-    if (!len || *len < 0) return std::nullopt;
-    if ((huge = *len > limit || (*len != 0 && n > limit / *len))) return std::nullopt;
+    if (!len || *len < 0) return malformed("no NAXIS" + std::to_string(a) + " of 0 or more");
+    if (*len > limit || (*len != 0 && n > limit / *len)) return {std::nullopt, true};
     n *= *len;
   }
   long long const per_group = (std::llabs(*bitpix) / 8) * (pcount + n);  // <= 2^44
-  if ((huge = gcount != 0 && per_group > limit / gcount)) return std::nullopt;
-  return static_cast<std::uint64_t>(per_group * gcount);
+  if (gcount != 0 && per_group > limit / gcount) return {std::nullopt, true};
+  return {static_cast<std::uint64_t>(per_group * gcount)};
 }
 
 // What CFITSIO converts a keyword's value to when it parses it on its own, before kspecter
@@ -293,17 +300,17 @@ void guard_fits_headers(std::string const& path, std::istream& in) {
     }
     check_compressed_axes(path, name, h.cards);
     if (!h.complete) return;  // cut short: the readers report the file as truncated
-    bool huge = false;
-    auto const size = data_size(h.cards, hdu == 1, huge);
-    if (huge) return;  // beyond the file: the readers report it as truncated
+    DataSize const size = data_size(h.cards, hdu == 1);
+    if (size.huge) return;  // beyond the file: the readers report it as truncated
     // CFITSIO reads the structural cards by position and may go on past a header whose data
     // size the guard cannot know (a NAXIS card with a mangled name, fuzz seed 20261130):
     // the HDUs after it would go unchecked.
-    if (!size)
+    if (!size.bytes)
       throw InputError(path, name,
-                       "the header's BITPIX, NAXIS, NAXISn, PCOUNT or GCOUNT is missing or not a "
-                       "valid value: the size of its data cannot be known");
-    std::uint64_t const padded = (*size + block_size - 1) / block_size * block_size;
+                       "corrupt header: " + size.problem +
+                           ", so the size of its data "
+                           "cannot be known");
+    std::uint64_t const padded = (*size.bytes + block_size - 1) / block_size * block_size;
     in.seekg(static_cast<std::streamoff>(padded), std::ios::cur);
   }
 }
