@@ -14,13 +14,9 @@
 # simulates a full r frame from the real r0 PSF with defects, extracts it with the CLI (the
 # reference), then runs the layout on GPU 0 alone (7 ranks) and on GPUs 0 and 1 (12 ranks).
 # Reports (JSON, one a layout) and logs come back under $OUT.
-set -uo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
-out="${OUT:-$here/gpu-out}"
-mkdir -p "$out"
+# here, out, psf (the r0 PSF in .gpu-specter), t0, note
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 b="$here/build-device-mpi"
-t0=$SECONDS
-note() { echo "[$((SECONDS - t0)) s] $*"; }
 
 python3 -c 'import mpi4py; from mpi4py import MPI; print("mpi4py", mpi4py.__version__, "on", MPI.Get_library_version().splitlines()[0])' 2>&1 | tee "$out/mpi.txt"
 note "build (python_cupy.sh, MPI on)"
@@ -36,7 +32,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 KOKKOS_DISABLE_
 export OMP_NUM_THREADS=2
 work=/tmp/desispec-gpu
 mkdir -p "$work"
-psf="$here/.gpu-specter/psf-r0-00067784.fits"
 pre="$work/preproc-r0-00000001.fits"
 grid=5760.0,7620.0,0.8
 
