@@ -118,21 +118,19 @@ void bind_files(py::module_& m) {
         std::string const fm = fibermap_from.is_none() ? "" : fspath(fibermap_from);
         bool const desi = !preproc_file.is_none() || !preproc_header.is_none() || !psf.is_none();
         DesiFrameInputs in;
-        {
-          in.preproc_file = preproc_file.is_none() ? "" : fspath(preproc_file);
-          in.image_header = header_cards(preproc_header);
-          in.fibermap_file = fm;
-          in.psf_file = psf.is_none() ? "" : fspath(psf);
-          if (!grid.is_none()) {
-            auto const g = grid.cast<std::vector<double>>();
-            if (g.size() != 3) throw py::value_error("write_frame: grid must be wmin, wmax, dw");
-            std::copy(g.begin(), g.end(), in.grid);
-          }
-          in.scores = scores;
-          if (scores) {
-            in.flux = flat<double>(frame, "specflux", {out.nspec, out.nwave});
-            in.ivar = flat<double>(frame, "specivar", {out.nspec, out.nwave});
-          }
+        in.preproc_file = preproc_file.is_none() ? "" : fspath(preproc_file);
+        in.image_header = header_cards(preproc_header);
+        in.fibermap_file = fm;
+        in.psf_file = psf.is_none() ? "" : fspath(psf);
+        if (!grid.is_none()) {
+          auto const g = grid.cast<std::vector<double>>();
+          if (g.size() != 3) throw py::value_error("write_frame: grid must be wmin, wmax, dw");
+          std::copy(g.begin(), g.end(), in.grid);
+        }
+        in.scores = scores;
+        if (scores) {
+          in.flux = flat<double>(frame, "specflux", {out.nspec, out.nwave});
+          in.ivar = flat<double>(frame, "specivar", {out.nspec, out.nwave});
         }
         py::gil_scoped_release unlocked;
         if (desi) {
