@@ -79,6 +79,14 @@ Header read_header(std::istream& in) {
   return h;
 }
 
+/// The integer value of the first card named `name` (as CFITSIO finds it), or nullopt.
+std::optional<long long> integer_key(std::vector<std::string> const& cards, std::string name) {
+  name.resize(8, ' ');
+  for (auto const& c : cards)
+    if (c.compare(0, 8, name) == 0) return integer_value(value_field(c));
+  return std::nullopt;
+}
+
 /// The size of the data unit a header describes, as CFITSIO computes it (FITS 4.0, eq. 1
 /// and 2, random groups included): bytes, or why there is none. `huge` marks a size beyond
 /// any file kspecter reads (the file is then truncated), apart from a malformed header.
@@ -89,12 +97,7 @@ struct DataSize {
 };
 
 DataSize data_size(std::vector<std::string> const& cards, bool primary) {
-  auto key = [&](std::string name) -> std::optional<long long> {
-    name.resize(8, ' ');
-    for (auto const& c : cards)
-      if (c.compare(0, 8, name) == 0) return integer_value(value_field(c));
-    return std::nullopt;
-  };
+  auto key = [&](std::string const& name) { return integer_key(cards, name); };
   auto malformed = [](std::string why) { return DataSize{std::nullopt, false, std::move(why)}; };
   auto const bitpix = key("BITPIX"), naxis = key("NAXIS");
   if (!bitpix) return malformed("no integer BITPIX");
@@ -237,12 +240,7 @@ std::string value_problem(std::string_view value, ValueKind kind) {
 /// ZTILEn of the axis is missing (its default tile is the whole axis; fuzz seed 20261129).
 void check_compressed_axes(std::string const& path, std::string const& name,
                            std::vector<std::string> const& cards) {
-  auto key = [&](std::string k) -> std::optional<long long> {
-    k.resize(8, ' ');
-    for (auto const& c : cards)
-      if (c.compare(0, 8, k) == 0) return integer_value(value_field(c));
-    return std::nullopt;
-  };
+  auto key = [&](std::string const& name) { return integer_key(cards, name); };
   bool compressed = false;
   for (auto const& c : cards)
     if (c.compare(0, 8, "ZIMAGE  ") == 0) compressed = unquoted_token(value_field(c)) == "T";
