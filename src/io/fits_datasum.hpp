@@ -47,11 +47,12 @@ unsigned long fits_datasum(T const* values, std::size_t n, std::uint32_t flip = 
   return static_cast<unsigned long>((hi << 16) + lo);
 }
 
-/// The same sum over `n` bytes (a multiple of 4) already in FITS's big-endian order.
-inline unsigned long fits_datasum_bytes(char const* bytes, std::size_t n) {
-  std::uint64_t hi = 0, lo = 0;
+/// `sum` with the 32-bit words of `n` bytes (a multiple of 4, in FITS's big-endian order)
+/// added in ones' complement, as CFITSIO's ffcsum adds a header's words to its data's sum.
+inline unsigned long fits_sum_bytes(unsigned long sum, unsigned char const* bytes, std::size_t n) {
+  std::uint64_t hi = (sum >> 16) & 0xFFFFu, lo = sum & 0xFFFFu;
   for (std::size_t i = 0; i + 4 <= n; i += 4) {
-    auto const b = reinterpret_cast<unsigned char const*>(bytes + i);
+    unsigned char const* b = bytes + i;
     hi += std::uint32_t(b[0]) << 8 | b[1];
     lo += std::uint32_t(b[2]) << 8 | b[3];
   }
@@ -61,6 +62,11 @@ inline unsigned long fits_datasum_bytes(char const* bytes, std::size_t n) {
     lo = (lo & 0xFFFFu) + hicarry;
   }
   return static_cast<unsigned long>((hi << 16) + lo);
+}
+
+/// The DATASUM of `n` bytes (a multiple of 4) already in FITS's big-endian order.
+inline unsigned long fits_datasum_bytes(char const* bytes, std::size_t n) {
+  return fits_sum_bytes(0, reinterpret_cast<unsigned char const*>(bytes), n);
 }
 
 }  // namespace kspecter::io

@@ -32,6 +32,27 @@ char const* hdu_type_name(int type) {
   }
 }
 
+// The realloc of CFITSIO's memory files, with the new bytes zeroed as a disk file's are:
+// CFITSIO grows a memory file without zeroing it, then reads an HDU's reserved rows back (a
+// tile-compressed image's tile descriptors) and expects zeros. A reused heap block holds
+// garbage there. The block's size is kept in front of it, so that only new bytes are zeroed.
+constexpr std::size_t grown_prefix = 64;  // a multiple of malloc's alignment
+
+void* grow_zeroed(void* p, std::size_t n) {
+  char* const block = p ? static_cast<char*>(p) - grown_prefix : nullptr;
+  std::size_t old = 0;
+  if (block) std::memcpy(&old, block, sizeof old);
+  auto* const grown = static_cast<char*>(std::realloc(block, n + grown_prefix));
+  if (!grown) return nullptr;
+  if (n > old) std::memset(grown + grown_prefix + old, 0, n - old);
+  std::memcpy(grown, &n, sizeof n);
+  return grown + grown_prefix;
+}
+
+void free_grown(void* p) {
+  if (p) std::free(static_cast<char*>(p) - grown_prefix);
+}
+
 bool ends_with(std::string const& s, std::string const& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -449,7 +470,7 @@ FitsWriter::FitsWriter(std::string path)
   if (gzip_) {
     // In memory until commit(), which creates the temporary and gzips into it.
     fitsfile* raw = nullptr;
-    fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, std::realloc, &status);
+    fits_create_memfile(&raw, &memory_, &memory_size_, 1 << 20, grow_zeroed, &status);
     f_.reset(raw);
   } else {
     f_ = create_fits(out_, status);
@@ -462,7 +483,7 @@ FitsWriter::~FitsWriter() {
     int status = 0;
     fits_close_file(f_.release(), &status);
   }
-  std::free(memory_);
+  free_grown(memory_);
 }
 
 void FitsWriter::check(int status, std::string const& hdu, std::string const& doing) const {
@@ -506,18 +527,36 @@ void FitsWriter::commit() {
                     status);
   }
   check(status, "", "write the checksums");
+  std::vector<PlaceholderSpan> spans;  // where the streamed images' placeholders ended up
+  for (auto const& s : streamed_) {
+    int type = 0;
+    LONGLONG head = 0, data = 0, end = 0;
+    fits_movabs_hdu(f, s.hdu, &type, &status);
+    fits_get_hduaddrll(f, &head, &data, &end, &status);
+    spans.push_back({std::size_t(head), std::size_t(data), std::size_t(end)});
+  }
+  check(status, "", "find the images' places");
   fits_close_file(f_.release(), &status);
   check(status, "", "finish writing");
-  if (gzip_) {
-    int fd = -1;
-    out_.create([&](char const* temp) { fd = ::open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666); });
-    if (fd < 0) throw InputError(path_, "", std::string("cannot create: ") + std::strerror(errno));
-    std::string const err = write_gzip(fd, memory_, memory_size_);
-    if (!err.empty()) throw InputError(path_, "", "cannot write the gzip stream: " + err);
-    std::free(memory_);
-    memory_ = nullptr;
-  }
+  if (gzip_) write_gzip_output(spans);
   out_.commit();
+}
+
+void FitsWriter::write_gzip_output(std::vector<PlaceholderSpan> const& spans) {
+  int fd = -1;
+  out_.create([&](char const* temp) { fd = ::open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0666); });
+  if (fd < 0) throw InputError(path_, "", std::string("cannot create: ") + std::strerror(errno));
+  auto const* fits = static_cast<unsigned char const*>(memory_);
+  std::string err;
+  try {
+    err = write_gzip(fd, streamed_fits(fits, memory_size_, streamed_, spans));
+  } catch (std::exception const& e) {  // a placeholder not as written: closes fd first
+    ::close(fd);
+    throw InputError(path_, "", std::string("cannot stream the images: ") + e.what());
+  }
+  if (!err.empty()) throw InputError(path_, "", "cannot write the gzip stream: " + err);
+  free_grown(memory_);
+  memory_ = nullptr;
 }
 
 // ------------------------------------------------------------------ tables
@@ -525,7 +564,7 @@ void FitsWriter::commit() {
 MemoryFits::MemoryFits() {
   int status = 0;
   fitsfile* raw = nullptr;
-  fits_create_memfile(&raw, &ptr_, &size_, 2880, std::realloc, &status);
+  fits_create_memfile(&raw, &ptr_, &size_, 2880, grow_zeroed, &status);
   f_.reset(raw);
   if (status == 0) fits_create_img(raw, BYTE_IMG, 0, nullptr, &status);
   if (status) throw Error("cannot make a FITS file in memory: " + fits_message(status));
@@ -536,7 +575,7 @@ MemoryFits::~MemoryFits() {
     int status = 0;
     fits_close_file(f_.release(), &status);
   }
-  std::free(ptr_);
+  free_grown(ptr_);
 }
 
 FitsTable MemoryFits::finish(std::string const& file, std::string const& extname, int status) {

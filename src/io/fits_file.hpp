@@ -9,6 +9,7 @@
 
 #include "atomic_output.hpp"
 #include "fits_datasum.hpp"
+#include "fits_streamed_images.hpp"
 #include "fits_support.hpp"
 #include "gzip_file.hpp"
 
@@ -179,6 +180,9 @@ class FitsWriter {
   void check(int status, std::string const& hdu, std::string const& doing) const;
 
   /// Appends an image HDU (the primary one first) named `extname`, with BUNIT when given.
+  /// In a .gz output, an uncompressed float, double or uint32 image keeps a pointer to
+  /// `data`, which must then live, unchanged, until commit() (fits_streamed_images.hpp):
+  /// its HDU holds a placeholder (every axis 1) until then.
   template <class T>
   void image(char const* extname, int bitpix, int datatype, std::vector<long> naxes, T const* data,
              char const* bunit = nullptr);
@@ -200,8 +204,12 @@ class FitsWriter {
   // DATASUM of the image HDUs (by number) whose data image() summed from memory; commit()
   // sums the others from the file.
   std::map<int, unsigned long> datasums_;
+  std::vector<StreamedImage> streamed_;  // a .gz output's images streamed at commit()
+  template <class T>
+  static bool summable(int bitpix, int datatype);
   template <class T>
   void remember_datasum(int bitpix, int datatype, T const* data, long long n);
+  void write_gzip_output(std::vector<PlaceholderSpan> const& spans);
 };
 
 /// A FITS file built in memory, an empty primary HDU first (tables carried as FitsTable).
@@ -247,28 +255,43 @@ void FitsReader::read_pixels(int datatype, long long n, Put put, T const* null) 
 template <class T>
 void FitsWriter::image(char const* extname, int bitpix, int datatype, std::vector<long> naxes,
                        T const* data, char const* bunit) {
-  int status = 0;
-  fits_create_img(f_.get(), bitpix, static_cast<int>(naxes.size()), naxes.data(), &status);
+  int status = 0, compression = 0;
+  long long n = naxes.empty() ? 0 : 1;
+  for (long a : naxes) n *= a;
+  fits_get_compression_type(f_.get(), &compression, &status);
+  bool const streamed = gzip_ && n > 0 && compression == 0 && summable<T>(bitpix, datatype);
+  std::vector<long> const shape = streamed ? std::vector<long>(naxes.size(), 1) : naxes;
+  fits_create_img(f_.get(), bitpix, static_cast<int>(shape.size()), const_cast<long*>(shape.data()),
+                  &status);
   fits_update_key(f_.get(), TSTRING, "EXTNAME", const_cast<char*>(extname), nullptr, &status);
   if (bunit)
     fits_update_key(f_.get(), TSTRING, "BUNIT", const_cast<char*>(bunit), nullptr, &status);
-  long long n = naxes.empty() ? 0 : 1;
-  for (long a : naxes) n *= a;
-  if (n > 0) fits_write_img(f_.get(), datatype, 1, n, const_cast<T*>(data), &status);
+  if (n > 0 && !streamed) fits_write_img(f_.get(), datatype, 1, n, const_cast<T*>(data), &status);
   check(status, extname, "write the image");
   remember_datasum(bitpix, datatype, data, n);
+  if (streamed) {
+    int hdu = 0;
+    fits_get_hdu_num(f_.get(), &hdu);
+    std::uint32_t const flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
+    streamed_.push_back({hdu, naxes, data, int(sizeof(T)), flip, datasums_.at(hdu)});
+  }
 }
 
 // The stored words are the values' own bits (with the sign bit of unsigned 32-bit values
-// flipped: BZERO = 2^31) for uncompressed float, double and unsigned images; other kinds are
-// left to commit().
+// flipped: BZERO = 2^31) for uncompressed float, double and unsigned images.
+template <class T>
+bool FitsWriter::summable(int bitpix, int datatype) {
+  return (std::is_same_v<T, float> && bitpix == FLOAT_IMG && datatype == TFLOAT) ||
+         (std::is_same_v<T, double> && bitpix == DOUBLE_IMG && datatype == TDOUBLE) ||
+         (std::is_same_v<T, unsigned> && bitpix == ULONG_IMG && datatype == TUINT);
+}
+
+// Other kinds are left to commit().
 template <class T>
 void FitsWriter::remember_datasum(int bitpix, int datatype, T const* data, long long n) {
-  bool const plain = (std::is_same_v<T, float> && bitpix == FLOAT_IMG && datatype == TFLOAT) ||
-                     (std::is_same_v<T, double> && bitpix == DOUBLE_IMG && datatype == TDOUBLE) ||
-                     (std::is_same_v<T, unsigned> && bitpix == ULONG_IMG && datatype == TUINT);
   int status = 0, hdu = 0;
-  if (!plain || fits_is_compressed_image(f_.get(), &status) || status) return;
+  if (!summable<T>(bitpix, datatype) || fits_is_compressed_image(f_.get(), &status) || status)
+    return;
   if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
     std::uint32_t const flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
     fits_get_hdu_num(f_.get(), &hdu);

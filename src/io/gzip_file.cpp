@@ -358,62 +358,99 @@ class PieceDeflater {
   isal_zstream s_{};
 };
 
-// The data deflated piece by piece into one buffer of slots (huge pages, no copy).
-struct Deflated {
-  std::unique_ptr<unsigned char[]> slots;          // not zero-filled: every byte used is written
-  std::vector<std::size_t> sizes;                  // bytes used in each slot
-  std::vector<std::vector<unsigned char>> spills;  // the rare piece larger than its slot
-  std::uint32_t crc = 0;
-  unsigned char const* piece(std::size_t i) const {
-    return spills[i].empty() ? slots.get() + i * slot_bytes : spills[i].data();
-  }
-};
-
-Deflated deflate_pieces(unsigned char const* bytes, std::size_t size) {
+// Deflates `src` piece by piece on up to gzip_threads() threads and hands each deflated piece
+// to `put` on the calling thread, in order. A piece's slot is taken again once `put` has had
+// it, so the output is never whole in memory: a frame's write then touches no fresh pages
+// beyond a few slots a thread (a whole-output buffer made the kernel zero as many pages as
+// the file has). Returns the CRC-32 of the source's bytes.
+template <class Put>
+std::uint32_t deflate_pieces(ByteSource const& src, Put&& put) {
+  std::size_t const size = src.size;
   std::size_t const npieces = std::max<std::size_t>(1, (size + piece_bytes - 1) / piece_bytes);
   auto piece_size = [&](std::size_t i) {
     return std::min(piece_bytes, size - std::min(size, i * piece_bytes));
   };
-  Deflated d;
-  d.slots.reset(new unsigned char[npieces * slot_bytes]);
-  detail::advise_huge_pages(d.slots.get(), npieces * slot_bytes);
-  d.sizes.assign(npieces, 0);
-  d.spills.resize(npieces);
-  std::vector<std::uint32_t> crcs(npieces);
+  std::size_t const nthreads = std::min<std::size_t>(std::size_t(gzip_threads()), npieces);
+  std::size_t const nslots = std::min(npieces, 2 * nthreads + 2);
+  struct Slot {
+    std::vector<unsigned char> spill;  // the rare piece larger than its slot
+    std::size_t size = 0;
+    std::uint32_t crc = 0;
+    bool done = false;
+  };
+  std::vector<Slot> slots(nslots);
+  // Slots, then a scratch piece a thread; not zero-filled: every byte used is written first.
+  std::size_t const block = nslots * slot_bytes + nthreads * piece_bytes;
+  std::unique_ptr<unsigned char[]> memory(new unsigned char[block]);
+  detail::advise_huge_pages(memory.get(), block);
+  auto slot_out = [&](std::size_t k) { return memory.get() + k * slot_bytes; };
+
   int const level = gzip_settings().level;
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
+  std::mutex m;
+  std::condition_variable changed;
+  std::size_t next = 0, written = 0;  // guarded by m
+  std::exception_ptr error;           // guarded by m
+  auto fail = [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(m);
+    if (!error) error = e;
+    changed.notify_all();
+  };
+  auto work = [&](std::size_t t) {
     try {
       PieceDeflater deflater(level);
-      for (std::size_t i; (i = next.fetch_add(1)) < npieces;) {
-        unsigned char const* in = bytes + i * piece_bytes;
+      unsigned char* const scratch = memory.get() + nslots * slot_bytes + t * piece_bytes;
+      for (;;) {
+        std::size_t i = 0;
+        {
+          std::unique_lock<std::mutex> lock(m);
+          changed.wait(lock, [&] { return error || next == npieces || next < written + nslots; });
+          if (error || next == npieces) return;
+          i = next++;
+        }
+        Slot& s = slots[i % nslots];
         std::size_t const n = piece_size(i);
         bool const last = i + 1 == npieces;
-        crcs[i] = crc32_gzip_refl(0, in, n);
-        d.sizes[i] = deflater.run(in, n, last, d.slots.get() + i * slot_bytes, slot_bytes);
-        for (std::size_t room = 2 * slot_bytes; d.sizes[i] == 0; room *= 2) {
-          d.spills[i].resize(room);
-          d.sizes[i] = deflater.run(in, n, last, d.spills[i].data(), room);
+        unsigned char const* in = n > 0 ? src.bytes(i * piece_bytes, n, scratch) : scratch;
+        s.crc = crc32_gzip_refl(0, in, n);
+        s.spill.clear();
+        s.size = deflater.run(in, n, last, slot_out(i % nslots), slot_bytes);
+        for (std::size_t room = 2 * slot_bytes; s.size == 0; room *= 2) {
+          s.spill.resize(room);
+          s.size = deflater.run(in, n, last, s.spill.data(), room);
         }
+        std::lock_guard<std::mutex> lock(m);
+        s.done = true;
+        changed.notify_all();
       }
     } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next = npieces;
+      fail(std::current_exception());
     }
   };
-  std::size_t const nthreads = std::min<std::size_t>(std::size_t(gzip_threads()), npieces);
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < nthreads; ++t) helpers.emplace_back(work);
-  work();
-  for (auto& t : helpers) t.join();
+  std::vector<std::thread> workers;
+  for (std::size_t t = 0; t < nthreads; ++t) workers.emplace_back(work, t);
+  std::uint32_t crc = 0;
+  try {
+    for (std::size_t w = 0; w < npieces; ++w) {
+      Slot& s = slots[w % nslots];
+      {
+        std::unique_lock<std::mutex> lock(m);
+        changed.wait(lock, [&] { return error || s.done; });
+        if (error) break;
+      }
+      put(s.spill.empty() ? slot_out(w % nslots) : s.spill.data(), s.size);
+      crc = static_cast<std::uint32_t>(
+          crc32_combine(crc, s.crc, static_cast<z_off_t>(piece_size(w))));
+      std::lock_guard<std::mutex> lock(m);
+      s.done = false;
+      written = w + 1;
+      changed.notify_all();
+    }
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  for (auto& t : workers) t.join();
   if (error) std::rethrow_exception(error);
-  for (std::size_t i = 0; i < npieces; ++i)
-    d.crc = static_cast<std::uint32_t>(
-        crc32_combine(d.crc, crcs[i], static_cast<z_off_t>(piece_size(i))));
-  return d;
+  return crc;
 }
 
 // gzip's header (RFC 1952): deflate, no flags, no time, no extra flags, Unix.
@@ -431,25 +468,28 @@ std::array<unsigned char, 8> gzip_trailer(std::uint32_t crc, std::size_t size) {
 
 }  // namespace
 
-std::vector<unsigned char> deflate_gzip(void const* data, std::size_t size) {
-  Deflated const d = deflate_pieces(static_cast<unsigned char const*>(data), size);
-  std::size_t total = sizeof gzip_header + 8;
-  for (std::size_t n : d.sizes) total += n;
-  std::vector<unsigned char> out;
-  reserve_huge(out, total);
-  out.assign(std::begin(gzip_header), std::end(gzip_header));
-  for (std::size_t i = 0; i < d.sizes.size(); ++i)
-    out.insert(out.end(), d.piece(i), d.piece(i) + d.sizes[i]);
-  auto const t = gzip_trailer(d.crc, size);
+ByteSource memory_source(void const* data, std::size_t size) {
+  auto const* bytes = static_cast<unsigned char const*>(data);
+  return {size,
+          [bytes](std::size_t offset, std::size_t, unsigned char*) { return bytes + offset; }};
+}
+
+std::vector<unsigned char> deflate_gzip(ByteSource const& source) {
+  std::vector<unsigned char> out(std::begin(gzip_header), std::end(gzip_header));
+  std::uint32_t const crc = deflate_pieces(
+      source, [&](unsigned char const* p, std::size_t n) { out.insert(out.end(), p, p + n); });
+  auto const t = gzip_trailer(crc, source.size);
   out.insert(out.end(), t.begin(), t.end());
   return out;
 }
 
-std::string write_gzip(int fd, void const* data, std::size_t size) {
+std::vector<unsigned char> deflate_gzip(void const* data, std::size_t size) {
+  return deflate_gzip(memory_source(data, size));
+}
+
+std::string write_gzip(int fd, ByteSource const& source) {
   Fd f{fd};
   try {
-    Deflated const d = deflate_pieces(static_cast<unsigned char const*>(data), size);
-    auto const t = gzip_trailer(d.crc, size);
     auto put = [&](unsigned char const* p, std::size_t n) {
       while (n > 0) {
         ssize_t const w = ::write(f.fd, p, n);
@@ -460,7 +500,8 @@ std::string write_gzip(int fd, void const* data, std::size_t size) {
       }
     };
     put(gzip_header, sizeof gzip_header);
-    for (std::size_t i = 0; i < d.sizes.size(); ++i) put(d.piece(i), d.sizes[i]);
+    std::uint32_t const crc = deflate_pieces(source, put);
+    auto const t = gzip_trailer(crc, source.size);
     put(t.data(), t.size());
   } catch (std::exception const& e) {
     return e.what();
@@ -468,6 +509,10 @@ std::string write_gzip(int fd, void const* data, std::size_t size) {
   f.fd = -1;
   if (::close(fd) != 0) return std::strerror(errno);
   return {};
+}
+
+std::string write_gzip(int fd, void const* data, std::size_t size) {
+  return write_gzip(fd, memory_source(data, size));
 }
 
 }  // namespace kspecter::io

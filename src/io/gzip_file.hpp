@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,15 +57,31 @@ FileBytes inflate_gzip(std::string const& path, unsigned char const* data, std::
 /// inflation's error.
 std::optional<FileBytes> take_prefetched_gzip(std::string const& path);
 
-/// One gzip member of `size` bytes at `data`, deflated at the process's level on up to
+/// Bytes to deflate, [0, size), fetched a piece at a time: `bytes(offset, n, scratch)` returns
+/// a pointer to bytes [offset, offset + n), either the source's own or `scratch` (room for n
+/// bytes) filled with them. Called from several threads at once, for pieces that do not
+/// overlap.
+struct ByteSource {
+  std::size_t size = 0;
+  std::function<unsigned char const*(std::size_t offset, std::size_t n, unsigned char* scratch)>
+      bytes;
+};
+
+/// `size` bytes at `data`, as a ByteSource.
+ByteSource memory_source(void const* data, std::size_t size);
+
+/// One gzip member of `source`'s bytes, deflated at the process's level on up to
 /// gzip_threads() threads (kspecter/io/gzip_settings.hpp). The data are cut into pieces of a
 /// fixed size, each deflated alone and ended by a sync flush, as pigz does: the bytes are
 /// the same whatever the thread count, and any gzip reader reads them as one stream. No name
 /// or time in the header, so the same data give the same file.
+std::vector<unsigned char> deflate_gzip(ByteSource const& source);
 std::vector<unsigned char> deflate_gzip(void const* data, std::size_t size);
 
-/// Writes deflate_gzip(data, size) to the file open for writing on descriptor `fd`, which it
-/// closes. Returns "" or the reason for failing.
+/// Writes deflate_gzip(source) to the file open for writing on descriptor `fd`, which it
+/// closes, each piece as soon as it and those before it are deflated: a few pieces a thread
+/// are in memory at once, not the whole output. Returns "" or the reason for failing.
+std::string write_gzip(int fd, ByteSource const& source);
 std::string write_gzip(int fd, void const* data, std::size_t size);
 
 }  // namespace kspecter::io

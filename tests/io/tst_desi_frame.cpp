@@ -13,6 +13,7 @@
 
 #include <fitsio.h>
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -261,6 +262,16 @@ TEST(desi_frame, fibermap_rows_of_the_extracted_spectra) {
 
 // ------------------------------------------------------------------ the frame file
 
+// The bytes of a gzip file, as zlib inflates them.
+std::string gunzip(std::string const& path) {
+  gzFile g = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  for (int got; g && (got = gzread(g, buf, sizeof buf)) > 0;) out.append(buf, std::size_t(got));
+  if (g) gzclose(g);
+  return out;
+}
+
 io::FrameData small_frame() {
   io::FrameData fr;
   fr.specmin = 3;
@@ -326,6 +337,46 @@ TEST(desi_frame, frame_file_as_desispec_writes_it) {
   EXPECT_EQ(st, 0);
   EXPECT_EQ(names, (std::vector<std::string>{"FLUX", "IVAR", "MASK", "WAVELENGTH", "RESOLUTION",
                                              "FIBERMAP", "CHI2PIX", "SCORES"}));
+  EXPECT_TRUE(gunzip(dir + "/c.fits.gz") == file_bytes(dir + "/a.fits"));
+}
+
+TEST(desi_frame, a_gz_frame_is_the_plain_frame_gzipped) {
+  // Its images are streamed into the deflater from the frame's arrays (placeholders in
+  // CFITSIO's memory file until then): the bytes must be those CFITSIO writes to a plain
+  // file, headers, CHECKSUMs and fill included. RESOLUTION's 2.6 MB cross the deflater's
+  // 2 MiB pieces; MODEL ends the file.
+  io::FrameData fr = small_frame();
+  fr.nspec = 30;
+  fr.nwave = 2000;
+  fr.ndiag = 5;
+  std::size_t const n = std::size_t(fr.nspec) * std::size_t(fr.nwave);
+  fr.wavelength.resize(std::size_t(fr.nwave));
+  fr.flux.resize(n);
+  fr.mask.resize(n);
+  fr.resolution.resize(n * std::size_t(2 * fr.ndiag + 1));
+  for (std::size_t i = 0; i < fr.wavelength.size(); ++i) fr.wavelength[i] = 5000 + 0.8 * double(i);
+  for (std::size_t i = 0; i < n; ++i) {
+    fr.flux[i] = float(i % 977) * 0.37f - 40.0f;
+    fr.mask[i] = std::uint32_t(i * 2654435761u);
+  }
+  for (std::size_t i = 0; i < fr.resolution.size(); ++i) fr.resolution[i] = 1.0f / float(i + 1);
+  fr.ivar = fr.chi2pix = fr.flux;
+  fr.fibermap = io::fiber_numbers_fibermap(3, fr.nspec);
+  fr.scores = {{"SUM_RAW_COUNT_R", "sum", std::vector<double>(std::size_t(fr.nspec), 2.5)}};
+  fr.model_nx = 37;
+  fr.model_ny = 41;
+  fr.model.assign(37 * 41, 3.25f);
+  std::string const dir = kspecter::test::scratch_dir();
+  io::write_frame(dir + "/plain.fits", fr);
+  io::write_frame(dir + "/packed.fits.gz", fr);
+  std::string const plain = file_bytes(dir + "/plain.fits");
+  EXPECT_EQ(plain.size() % 2880, 0u);
+  EXPECT_TRUE(gunzip(dir + "/packed.fits.gz") == plain);
+  io::FrameData const back = io::read_frame(dir + "/packed.fits.gz");
+  EXPECT_EQ(back.resolution, fr.resolution);
+  EXPECT_EQ(back.mask, fr.mask);
+  EXPECT_EQ(back.wavelength, fr.wavelength);
+  EXPECT_EQ(back.model, fr.model);
 }
 
 }  // namespace
