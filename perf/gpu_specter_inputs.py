@@ -17,7 +17,8 @@ How the lead stages it (gpu_specter is never committed; RULES.md), from /work/ma
     /usr/bin/python3 perf/gpu_specter_inputs.py --gpu-specter .gpu-specter/py \\
         --psf /work/shared/data/psf-r0-00067784.fits -o .gpu-specter/psf-r0.npz
 then carry ".gpu-specter" in the device call (about 2.3 MB in all) and run
-perf/device/gpu_specter_run.py there (its head gives the lines for perf/device/final_run.sh).
+perf/device/gpu_specter_run.py there (perf/device/before_after.sh with KSPECTER_GPU_SPECTER=1,
+and perf/device/desispec_gpu.sh, call it).
 
 --reference-image PREPROC --reference-out REF.npz additionally runs gpu_specter itself here,
 with the real astropy/fitsio (read_img, read_psf, extract_frame on the CPU), and saves its

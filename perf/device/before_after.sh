@@ -12,12 +12,12 @@
 # budgets (GiB; batch sizes). KSPECTER_AFTER_ARGS="--keep-buffers 1" adds, to each round, a run
 # of this tree with those arguments. KSPECTER_BATCH_CHECK=1 extracts three frames (A, B, A) with
 # one `extract --batch` (kept device buffers) and compares each with the frame extracted alone. KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
-# runs (.gpu-specter staged as for session_final.sh).
+# runs (.gpu-specter staged as perf/gpu_specter_inputs.py's head says).
 #
 # Here:
 #   bash perf/device/python_cupy.sh stage                    # .gpu-python (once)
 #   rm -rf .gpu-before && mkdir .gpu-before && git archive <before> | tar -x -C .gpu-before
-#   (.gpu-specter as for session_final.sh: it holds the r0 PSF)
+#   (.gpu-specter as perf/gpu_specter_inputs.py's head says: it holds the r0 PSF)
 # Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"], timeout_s 600):
 #   KSPECTER_NCU_TREES=after KSPECTER_EXTRA_BENCH=bench_inverse_sqrt bash perf/device/before_after.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -128,7 +128,7 @@ runs="${KSPECTER_CLI_RUNS:-4}"
   fi
   if [ "${KSPECTER_GPU_SPECTER:-0}" = 1 ] && [ -f "$here/.gpu-specter/psf-r0.npz" ]; then
     # gpu_specter on the same preproc, PSF and GPU (perf/device/gpu_specter_run.py; staged
-    # as for session_final.sh, never committed), against this tree's frame.
+    # as perf/gpu_specter_inputs.py's head says, never committed), against this tree's frame.
     echo "== gpu_specter"
     PYTHONPATH="$here/.gpu-specter/py" timeout 300 python3 "$here/perf/device/gpu_specter_run.py" \
       --psf-npz "$here/.gpu-specter/psf-r0.npz" --image $e/preproc.fits \

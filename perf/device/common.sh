@@ -1,5 +1,5 @@
 # Sourced by the device scripts that build kspecter trees on the device and time them
-# (before_after.sh, inverse_sqrt_profile.sh): the repository root, the output folder, the r0
+# (before_after.sh, kernel_profile.sh, memory_peak.sh, ...): the repository root, the output folder, the r0
 # PSF, a timer, a tree's build and the logs' packing.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"

@@ -28,22 +28,9 @@ native_endian). This driver therefore
 
 How the lead runs it: stage gpu_specter's py/ tree and the PSF .npz in /work/main/.gpu-specter
 (commands in perf/gpu_specter_inputs.py's head; /.gpu-*/ is already in .git/info/exclude),
-carry ".gpu-specter" (~2.3 MB: py/ tree ~1.8 MB, psf-r0.npz 0.54 MB) beside ".gpu-perf", and
-add to perf/device/final_run.sh, after the "CLI end to end" block (which leaves
-/tmp/e2e/preproc.fits and /tmp/e2e/frame1.fits), these lines:
-
-    GS="${GPU_SPECTER:-}"
-    [ -z "$GS" ] && [ -d "$G/../.gpu-specter" ] && GS="$(cd "$G/../.gpu-specter" && pwd)"
-    if [ -n "$GS" ] && [ -f "$GS/psf-r0.npz" ]; then
-      note "gpu_specter (numpy stand-ins for astropy/fitsio)"
-      PYTHONPATH="$GS/py" timeout 400 python3 "$G/../perf/device/gpu_specter_run.py" \\
-        --psf-npz "$GS/psf-r0.npz" --image $e/preproc.fits --kspecter-frame $e/frame1.fits \\
-        -o "$out/gs-frame.npz" > "$out/gpu_specter_run.log" 2>&1
-      echo "gpu_specter_run exit $?" >> "$out/gpu_specter_run.log"
-    fi
-
-and in the summary: `grep -E 'wall|pull|exit|Error' "$out/gpu_specter_run.log"`.
-(The existing spex block stays skipped there: it needs fitsio/astropy.)
+carry ".gpu-specter" (~2.3 MB: py/ tree ~1.8 MB, psf-r0.npz 0.54 MB), and run it from
+perf/device/before_after.sh (KSPECTER_GPU_SPECTER=1); perf/device/desispec_gpu_layout.py
+imports it.
 """
 
 import argparse

@@ -25,7 +25,7 @@
 #   bash perf/device/python_cupy.sh run
 # KSPECTER_DEVICE_CMAKE_ARGS adds arguments to the first configure (say -DCMAKE_CXX_FLAGS=-lineinfo).
 # KSPECTER_DEVICE_EXTRA_TARGETS (say "bench_extract bench_read_preproc") builds more targets
-# of the same build for the scripts that follow in the call (perf/device/session_final.sh).
+# of the same build for the scripts that follow in the call.
 # A build that the limit cut short goes on with the same call on the warm machine.
 # KSPECTER_DEVICE_SOURCE and KSPECTER_DEVICE_BUILD build another tree (say, an earlier commit's,
 # for a before/after in one call) in another folder; KSPECTER_DEVICE_BUILD_ONLY=1 stops after
