@@ -115,14 +115,6 @@ void finalize() {
   rt.finalized = true;
 }
 
-std::string host_backend() {
-#ifdef KOKKOS_ENABLE_OPENMP
-  return "openmp";
-#else
-  return "serial";
-#endif
-}
-
 }  // namespace
 
 void ensure_initialized(int array_device) {
@@ -138,13 +130,12 @@ std::string backend_for(py::handle gpu) {
   if (gpu.is_none()) return runtime().backend;
   int const truth = PyObject_IsTrue(gpu.ptr());
   if (truth < 0) throw py::error_already_set();
-  if (truth == 0) return host_backend();
-#ifdef KOKKOS_ENABLE_CUDA
-  return "cuda";
-#else
-  throw ParameterError("gpu=True but this kspecter build has no GPU backend (it has " +
-                       extract::backend_names() + ")");
-#endif
+  if (truth == 0) return extract::host_backend();
+  std::string const name = extract::gpu_backend();
+  if (name.empty())
+    throw ParameterError("gpu=True but this kspecter build has no GPU backend (it has " +
+                         extract::backend_names() + ")");
+  return name;
 }
 
 namespace {

@@ -174,24 +174,20 @@ int run_extract(int argc, char** argv) {
   ExtractJob job;
   job.backend = args.get("backend");
   if (args.is_set("use-specter") || args.is_set("no-gpu")) {  // desispec: the CPU
-    if (job.backend != "auto" && job.backend != "serial" && job.backend != "openmp")
+    if (job.backend != "auto" && !extract::backend_on_host(job.backend))
       throw ParameterError("extract: --" +
                            std::string(args.is_set("no-gpu") ? "no-gpu" : "use-specter") +
                            " runs on the CPU: it cannot go with --backend " + job.backend);
-    if (job.backend == "auto")
-      job.backend =
-          extract::backend_names().find("openmp") != std::string::npos ? "openmp" : "serial";
+    if (job.backend == "auto") job.backend = extract::host_backend();
   }
   if (args.is_set("use-gpu")) {  // spex: the GPU
     if (args.is_set("use-specter") || args.is_set("no-gpu"))
       throw ParameterError(std::string("extract: --use-gpu cannot go with --") +
                            (args.is_set("no-gpu") ? "no-gpu" : "use-specter"));
-    std::string const names = extract::backend_names();
-    std::string const gpu = names.find("cuda") != std::string::npos  ? "cuda"
-                            : names.find("hip") != std::string::npos ? "hip"
-                                                                     : "";
+    std::string const gpu = extract::gpu_backend();
     if (gpu.empty())
-      throw ParameterError("extract: --use-gpu: this build has no GPU backend (" + names + ")");
+      throw ParameterError("extract: --use-gpu: this build has no GPU backend (" +
+                           extract::backend_names() + ")");
     if (job.backend != "auto" && job.backend != gpu)
       throw ParameterError("extract: --use-gpu cannot go with --backend " + job.backend);
     job.backend = gpu;

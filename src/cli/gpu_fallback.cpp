@@ -1,6 +1,7 @@
 #include "gpu_fallback.hpp"
 
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/backend.hpp>
 #include <kspecter/parallel/environment.hpp>
 
 #include <unistd.h>
@@ -57,7 +58,7 @@ void hand_over_without_gpu(char** argv, std::string const& backend, bool quiet) 
   GpuProbe const& gpu = gpu_probe();
   if (!gpu.gpu_backend || gpu.usable) return;
   std::string const why = "no usable GPU: " + gpu.reason;
-  if (backend != "auto" && backend != "serial" && backend != "openmp")
+  if (backend != "auto" && !extract::backend_on_host(backend))
     throw ParameterError("--backend " + backend + ": " + why);
   if (char const* parent = std::getenv(started_as_fallback))
     throw Error(why + "; and this " + gpu.platform + " build was itself started as the CPU " +

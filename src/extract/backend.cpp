@@ -236,6 +236,37 @@ std::string backend_names() {
   return s;
 }
 
+namespace {
+template <class Space>
+constexpr bool on_gpu(detail::BackendTag<Space>) {
+  return !Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+}
+}  // namespace
+
+bool backend_on_host(std::string const& backend) {
+  if (backend == "auto") return !on_gpu(detail::BackendTag<Kokkos::DefaultExecutionSpace>{});
+  bool host = false;
+  detail::for_each_backend(
+      [&](char const* n, auto tag) { host = host || (backend == n && !on_gpu(tag)); });
+  return host;
+}
+
+std::string host_backend() {
+  std::string name;
+  detail::for_each_backend([&](char const* n, auto tag) {
+    if (!on_gpu(tag)) name = n;
+  });
+  return name;
+}
+
+std::string gpu_backend() {
+  std::string name;
+  detail::for_each_backend([&](char const* n, auto tag) {
+    if (on_gpu(tag) && name.empty()) name = n;
+  });
+  return name;
+}
+
 std::string backend_space_name(std::string const& backend) {
   return on_backend(backend, [](auto tag) -> std::string { return decltype(tag)::space::name(); });
 }

@@ -1,4 +1,5 @@
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/gpu_probe.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/core/log.hpp>
 #include <kspecter/parallel/environment.hpp>
@@ -6,8 +7,10 @@
 #ifdef KSPECTER_HAVE_MPI
 #include <mpi.h>
 #endif
-#ifdef KOKKOS_ENABLE_CUDA
+#if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
 #endif
 
 #include <algorithm>
@@ -23,15 +26,11 @@
 namespace kspecter::parallel {
 
 namespace {
-// GPUs visible to this process, counted before Kokkos is up (so that the device can be chosen).
+// GPUs visible to this process, counted before Kokkos is up (so that the device can be chosen),
+// by the probe that knows both vendors' drivers.
 int visible_gpus() {
-#ifdef KOKKOS_ENABLE_CUDA
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
-  return n;
-#else
-  return 0;
-#endif
+  GpuProbe const p = probe_gpu();
+  return p.usable ? p.devices : 0;
 }
 // `text` as a whole decimal integer, or nullopt.
 bool parse_int(std::string const& text, int& out) {
@@ -197,8 +196,11 @@ Environment::~Environment() {
 void Environment::release_device() {
   if (mpi_enabled()) return;
   if (Kokkos::is_initialized()) Kokkos::finalize();
-#ifdef KOKKOS_ENABLE_CUDA
-  (void)cudaDeviceReset();  // errors here change nothing: the process ends the context anyway
+    // Errors here change nothing: the process ends the context anyway.
+#if defined(KOKKOS_ENABLE_CUDA)
+  (void)cudaDeviceReset();
+#elif defined(KOKKOS_ENABLE_HIP)
+  (void)hipDeviceReset();
 #endif
 }
 

@@ -44,6 +44,18 @@ std::string backend_names();
 /// for a backend this build does not have.
 std::string backend_space_name(std::string const& backend);
 
+/// Whether `backend` ("auto" included) is one of this build's and runs on the host: its
+/// execution space reaches host memory. False for a GPU backend and for a name the build
+/// lacks.
+bool backend_on_host(std::string const& backend);
+
+/// This build's host backend: the last of the backend list's that runs on the host ("openmp"
+/// where it is enabled, else "serial").
+std::string host_backend();
+
+/// This build's GPU backend ("cuda" or "hip"), or "" when it has none.
+std::string gpu_backend();
+
 /// Extracts a frame on the named backend. The image and inverse variance are brought to the
 /// backend (stage kspecter::extract::upload, in `times`) unless both are row-major doubles
 /// already in memory it can read; then they are read in place (no upload stage) and must stay
