@@ -232,7 +232,7 @@ int run_extract(int argc, char** argv) {
   check_inputs(job);
 
   // A single frame, or a batch's first frame on this rank, is read while the GPU driver, MPI
-  // and Kokkos start up (0.3 s and more on a node).
+  // and Kokkos start up (a good part of a second on a GPU node).
   parallel::FirstRead first;
   Session s(argc, argv, args, /*use_mpi=*/true, [&] { first = start_first_read(job); });
   return run_extract_job(s, job, std::move(first));

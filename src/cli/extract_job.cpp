@@ -45,8 +45,8 @@ parallel::JobOptions job_options(ExtractJob const& job) {
 
 // The job's progress on rank 0's log, and each frame's quality WARNINGs from the rank that
 // writes it (warn_about_frame), in a batch as for a single frame.
-// A single frame's pulls against its truth start there too, beside its write (they took
-// 0.1 s that the process then spent after the write).
+// A single frame's pulls against its truth start there too, beside its write, not after it
+// (perf/gpu_runs.md, issue 35, session 23).
 class FrameReports : public parallel::LogProgress {
  public:
   using Pulls = std::optional<extract::PullStats>;

@@ -18,8 +18,9 @@ std::vector<std::uint8_t> chi2pix_bad2dfit(std::vector<double> const& chi2pix, i
   if (chi2pix.size() != ns * nw)
     throw ParameterError("chi2pix_bad2dfit: " + std::to_string(chi2pix.size()) + " values for " +
                          std::to_string(ns) + " x " + std::to_string(nw));
-  // numpy.median(chi2pix, axis=0) and (axis=1): 2800 + 500 selections, 30-40 ms on one
-  // core for a full frame, shared by a few threads (a single frame's write waits for them).
+  // numpy.median(chi2pix, axis=0) and (axis=1): a selection per wavelength and per fiber,
+  // shared by a few threads, since a single frame's write waits for them (their cost is in
+  // perf/gpu_runs.md, issue 35).
   std::vector<double> per_wave(nw), per_fiber(ns);
   std::size_t const tasks = nw + ns;
   auto median_of = [&](std::size_t k, std::vector<double>& tmp) {

@@ -10,8 +10,9 @@ namespace kspecter::extract {
 namespace {
 
 // Where each wavelength of the frame falls on the truth's grid, the same for every spectrum
-// of a frame (so found once, not once a spectrum: 500 x 2326 binary searches took a full
-// frame's report 0.06 s): the truth's index `hi` at or above it, and how to interpolate.
+// of a frame (so found once, not once a spectrum: a binary search per bin and spectrum was
+// most of a full frame's report): the truth's index `hi` at or above it, and how to
+// interpolate.
 struct TruthGrid {
   enum Kind : unsigned char { outside, exact, between };
   std::vector<std::size_t> hi;

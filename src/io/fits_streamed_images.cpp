@@ -99,8 +99,9 @@ std::vector<unsigned char> real_header(unsigned char const* bytes, std::size_t n
   std::vector<unsigned char> h(bytes, bytes + n);
   for (std::size_t i = 0; i < im.axes.size(); ++i) {
     unsigned char* card = find_card(h, "NAXIS" + std::to_string(i + 1));
-    if (!card) throw Error("the placeholder of HDU " + std::to_string(im.hdu) + " has no NAXIS" +
-                           std::to_string(i + 1));
+    if (!card)
+      throw Error("the placeholder of HDU " + std::to_string(im.hdu) + " has no NAXIS" +
+                  std::to_string(i + 1));
     char value[32];
     std::snprintf(value, sizeof value, "%20ld", im.axes[i]);
     std::memcpy(card + 10, value, 20);

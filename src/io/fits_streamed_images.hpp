@@ -18,11 +18,11 @@ namespace kspecter::io {
 
 /// An image whose data stay in the caller's array until commit().
 struct StreamedImage {
-  int hdu = 0;              // 1-based, as CFITSIO counts
-  std::vector<long> axes;   // the real axes, NAXIS1 first
+  int hdu = 0;             // 1-based, as CFITSIO counts
+  std::vector<long> axes;  // the real axes, NAXIS1 first
   void const* data = nullptr;
-  int value_bytes = 4;      // 4 (float, uint32) or 8 (double)
-  std::uint32_t flip = 0;   // xor-ed into 4-byte values first: 0x80000000 for uint32 (BZERO)
+  int value_bytes = 4;        // 4 (float, uint32) or 8 (double)
+  std::uint32_t flip = 0;     // xor-ed into 4-byte values first: 0x80000000 for uint32 (BZERO)
   unsigned long datasum = 0;  // the FITS DATASUM of the data unit
 
   std::size_t data_bytes() const;

@@ -87,8 +87,8 @@ struct Fd {
 // A file's bytes as they arrive: a thread of its own reads them into one buffer (huge-page
 // hinted, like the inflated bytes': first-touch faults on 4 KiB pages cost more than the
 // inflation) and publishes how many are there, so that the inflation starts on the first
-// megabytes instead of after the whole file (a full-frame preproc's 117 MB take 30-60 ms to
-// read from the page cache).
+// megabytes instead of after the whole file (even from the page cache, a full-frame
+// preproc's 117 MB take a good part of the inflation's time to read).
 class ArrivingBytes {
  public:
   explicit ArrivingBytes(std::string const& path) : path_(path) {

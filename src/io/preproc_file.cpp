@@ -221,7 +221,7 @@ PreprocImage read_preproc_file(std::string const& path, bool with_truth) {
   for (std::future<void>* f : {&image, &ivar})
     if (f->valid()) f->get();
   // Exclude pixels as desispec does and make bad numbers harmless (see the header), a few
-  // threads over a full frame's 17 M pixels (three arrays read: 20-30 ms on one core).
+  // threads over a full frame's 17 M pixels (three arrays read: the read's tail otherwise).
   auto exclude = [&img](std::size_t first, std::size_t last) {
     for (std::size_t i = first; i < last; ++i) {
       bool const image_ok = std::isfinite(img.image[i]);

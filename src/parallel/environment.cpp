@@ -132,7 +132,7 @@ Environment::Environment(int& argc, char**& argv, EnvironmentOptions const& opt)
   int initialized = 0;
   MPI_Initialized(&initialized);
   // A process started by hand would be an MPI world of one: its MPI start-up (a singleton's,
-  // 0.6-1.1 s with Open MPI 4.1; perf/gpu_runs.md) would buy nothing.
+  // which takes Open MPI most of a second: perf/gpu_runs.md) would buy nothing.
   bool const wanted = opt.mpi && started_by_launcher();
   if (!wanted && !initialized) {
     // Nothing to coordinate: stay out of MPI (and of what its start-up does to the process),

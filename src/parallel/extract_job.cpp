@@ -327,8 +327,8 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
       if (frame.keep_result) outcome.results[std::size_t(task.frame)] = fr;
       auto setup = std::make_shared<FrameSetup>(std::move(in.setup));
       // desispec's BAD2DFIT rule over the whole frame once gathered, and the frame's quality
-      // report, on the writer: a frame's medians took the host 35 ms that the device then
-      // waited for. Collected (fr read by the caller) only after the write.
+      // report, on the writer: between two extractions the device would wait for the medians.
+      // Collected (fr read by the caller) only after the write.
       writes.push_back(
           {task.frame, writers[i % writers.size()]->submit([frame, fr, setup, &progress] {
              auto const tw = Clock::now();

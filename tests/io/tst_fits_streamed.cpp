@@ -88,8 +88,8 @@ TEST(fits_streamed, every_piece_equals_the_whole_and_the_hdu_sums_to_minus_zero)
 TEST(fits_streamed, unsigned_values_are_stored_with_the_sign_bit_flipped) {
   std::vector<std::uint32_t> values = {0, 1, 0x80000000u, 0xFFFFFFFFu, 7};
   Bytes const fits = placeholder_file(1, {});
-  io::StreamedImage im{1, {5}, values.data(), 4, 0x80000000u,
-                       io::fits_datasum(values.data(), 5, 0x80000000u)};
+  io::StreamedImage im{1, {5},         values.data(),
+                       4, 0x80000000u, io::fits_datasum(values.data(), 5, 0x80000000u)};
   Bytes const all = whole(io::streamed_fits(fits.data(), fits.size(), {im}, {{0, 2880, 5760}}));
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::uint32_t u = 0;

@@ -147,7 +147,7 @@ inline int device_id() {
 // Sets `bytes` bytes at `p` (memory of `space`) to zero, ordered on `space`, where the backend
 // has a memset of its own: CUDA's, on the instance's stream. Returns false where it did not
 // (other backends, or the call failed): the caller fills instead. Kokkos 3.4 fills with a
-// kernel at about a third of an H100's memory bandwidth (perf/gpu_runs.md, session 16).
+// kernel far below the memory bandwidth (perf/gpu_runs.md, session 16).
 template <class ExecSpace>
 bool zero_bytes(ExecSpace const& space, void* p, std::size_t bytes) {
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -52,8 +52,8 @@ class StageTimes {
 /// A profiling region that also times itself into `times`: it then fences the execution
 /// space on entry and on exit, so the time covers exactly the device work launched inside.
 /// With no `times` it is only the region and fences nothing: the host goes on queueing the
-/// next stage's kernels while the device runs this one's (on an H100 each fence left the GPU
-/// idle while the host launched the next stage, ~40 times a frame; docs/algorithm.md).
+/// next stage's kernels while the device runs this one's (each fence left the GPU idle while
+/// the host launched the next stage, dozens of times a frame; docs/algorithm.md).
 template <class ExecSpace>
 class StageTimer {
  public:

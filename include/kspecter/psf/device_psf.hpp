@@ -18,7 +18,7 @@ namespace kspecter::psf {
 namespace detail {
 
 /// spot_params(f, r, k) = params(rows[r], f, k), made on the device from the params already
-/// there: a second upload of the same numbers cost about 1 ms a frame on an H100. `rows` holds
+/// there: a second upload of the same numbers is a frame's cost for nothing. `rows` holds
 /// the row numbers as doubles (exact), uploaded with the tables (to_device).
 template <class ExecSpace, class V3, class Rows>
 void gather_spot_params(ExecSpace const& space, V3 const& params, Rows const& rows,
@@ -109,7 +109,7 @@ DevicePsf<typename ExecSpace::memory_space> to_device(ExecSpace const& space,
   int const ncoef = psf.params[0].ncoef;
 
   // Every table in one allocation and one upload, straight from a host vector in the block's
-  // order: each device allocation costs ~70 us on an H100 whatever its size
+  // order: each device allocation has a price per call whatever its size
   // (perf/device/alloc_cost.cu), and a host mirror would be zeroed first by a parallel_for,
   // which took several ms on a busy node's OpenMP pool (perf/gpu_runs.md, session 17).
   // Block: xtrace, ytrace [nfiber][ncoef]; params [nparam][nfiber][ncoef]; the rows of

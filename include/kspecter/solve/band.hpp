@@ -52,7 +52,7 @@ struct BandTuning {
 template <>
 struct BandTuning<Kokkos::Cuda> {
   static constexpr bool coalesce = true;
-  static constexpr int factor_team_size = 128;  // bench_band: 4 warps 10% faster than 1 (H100)
+  static constexpr int factor_team_size = 128;  // 4 warps beat 1 (perf/bench_band, H100)
   // The window of b + 8 rows fits Kokkos 3.4's 40 KB for bands to 67; 8 x 80 entries of the
   // rows that replace a panel's take 5 a thread.
   static constexpr int factor_panel = 8, factor_panel_rows = 5;
@@ -63,8 +63,8 @@ struct BandTuning<Kokkos::Cuda> {
   static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
   static constexpr int blocks_teams_per_sm = 5;  // 96 registers: 5 teams (scratch allows 5)
   static constexpr bool dmma = KSPECTER_CUDA_DMMA;
-  // bench_band (H100, 4700 patches): 5 warps, 4 teams an SM 14.7 ms; 4 warps 15.7 (4 teams)
-  // and 14.9 (5); 8 warps 21.1; the grouped kernel 30.1.
+  // 5 warps, 4 teams an SM beat 4 and 8 warps and the grouped kernel (perf/bench_band, H100;
+  // perf/gpu_runs.md).
   static constexpr int dmma_warps = 5, dmma_teams_per_sm = 4;
 };
 #endif

@@ -13,10 +13,10 @@
 namespace kspecter::extract::detail {
 
 /// The memory of a frame's buffers whose sizes are known before its first batch, as one
-/// allocation on a GPU. Each View allocation costs a cudaMalloc and each free a cudaFree, about
-/// 70 us apiece on an H100 whatever the size (perf/device/alloc_cost.cu): a frame of ~30 Views
-/// paid 2.5 ms for them at the start and 2-3 ms at the end, where one block of the same 2 GB
-/// costs 0.14 and 0.8 ms (docs/algorithm.md, "One block a frame"). The buffers are unmanaged
+/// allocation on a GPU. Each View allocation costs a cudaMalloc and each free a cudaFree, at a
+/// price per call whatever the size (perf/device/alloc_cost.cu): a frame of ~30 Views paid it
+/// ~30 times at each end, where one block of the same size pays it once (docs/algorithm.md,
+/// "One block a frame"; the numbers in perf/gpu_runs.md). The buffers are unmanaged
 /// Views into the block: the Arena owns the memory, and its holder (the Workspace) uses them
 /// only while it holds the Arena too.
 ///

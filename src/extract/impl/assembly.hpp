@@ -97,8 +97,8 @@ struct AssembleICov {
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
   // [c0, c1) (already clipped to both spots, the window and the CCD), from aw = spot a times
   // the weights (a's box): four running sums in a fixed order, which the host keeps in vector
-  // registers; on a GPU a lane's pair (one or two sums took 26 and 23-25 ms a frame on an
-  // H100 where four take 19.5, though they need fewer registers, perf/gpu_runs.md, session 19).
+  // registers; on a GPU a lane's pair (one or two sums were slower than four, though they
+  // need fewer registers: perf/gpu_runs.md, session 19).
   KOKKOS_INLINE_FUNCTION double overlap(double const* aw, int xa, int ya, double const* b, int xb,
                                         int yb, int r0, int r1, int c0, int c1) const {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;

@@ -62,8 +62,8 @@ void run_batches(FrameContext<ExecSpace> const& fc,
     int const hw = opt.band_solve ? band_half_width(fc, ws, P) : -1;
     // The spectra the batches before finished go to the host while this batch's assembly and
     // solves run. Started before this batch's spots and plan, the copy (to pageable memory,
-    // through the driver's staging) held up their own small copies to the host by ~3 ms a
-    // batch once the spots took 5 ms (perf/gpu_runs.md, session 16).
+    // through the driver's staging) held up their own small copies to the host
+    // (perf/gpu_runs.md, session 16).
     arrays.copy_spectra(space, finished.quality);
     if (hw < 0) ws.ensure_dense();
     res.stats.nbatch_band += hw >= 0 ? 1 : 0;

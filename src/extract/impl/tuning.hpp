@@ -37,10 +37,9 @@ struct Tuning<ExecSpace, false> {
   static constexpr int vector = 16;
   /// assemble_icov: 16 threads a team, a row (spot a) a thread; its 8 lanes share spot a's
   /// pixels (the weighted copy and y, fluxweight, their shares summed 2 at a time), then take
-  /// a pair each. A pair over the lanes' pixels (session 13: 8 lanes 4.91 ms a batch, 16 and 4
-  /// slower) paid each pair's set-up on every lane; a lane a pair issues 1.2G warp
-  /// instructions a batch where that issued 2.24G (4.68 ms; 4 and 16 lanes slower):
-  /// perf/gpu_runs.md, session 19.
+  /// a pair each. A pair over the lanes' pixels paid each pair's set-up on every lane; a lane
+  /// a pair issues about half the warp instructions, and 8 lanes beat 4 and 16
+  /// (perf/gpu_runs.md, sessions 13 and 19).
   static constexpr int assembly_vector = 8;
   static constexpr int assembly_team = 16;
   static constexpr int assembly_pairs = 2;

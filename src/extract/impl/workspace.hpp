@@ -131,7 +131,8 @@ class Workspace {
                outside_outputs());
     // On a GPU the table's host copy is a vector's memory, not a View of its own: Kokkos 3.4
     // fills and destroys a View of structs with a parallel_for on the host's execution space,
-    // and waking the OpenMP pool for them took up to 6 ms a frame (docs/algorithm.md).
+    // and waking the OpenMP pool for them is a frame's cost that buys nothing here
+    // (docs/algorithm.md).
     if (arena_.holds(ptab_all.data())) {
       ptab_store_.resize(std::size_t(s.pmax));
       ptab_host = typename T::Table::HostMirror(ptab_store_.data(), s.pmax);

@@ -30,8 +30,8 @@ namespace kspecter::solve::detail {
 // max(b, 8) rows of ld doubles (ld >= m, 12 mod 16 where it fits: a fragment's 4 rows x 8
 // columns then read in two wavefronts); 39,520 bytes for m = 74 and b = 65. The kernel is
 // bound by its instruction issue, not by the tensor cores: window slots advance by adding, as
-// an integer remainder a step took half its time. An H100 runs a batch of 5875 DESI blocks in
-// 3.9 ms, the grouped kernel in 9.2 (perf/gpu_runs.md, session 12).
+// an integer remainder a step took half its time. It beats the grouped kernel on an H100
+// (perf/bench_band; perf/gpu_runs.md, session 12).
 template <class Tune, class ExecSpace>
 struct BandBlocksDmma : BandBlocksArgs<typename ExecSpace::memory_space> {
   static constexpr int W = Tune::dmma_warps;            // warps a team

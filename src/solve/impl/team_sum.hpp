@@ -12,8 +12,8 @@ KOKKOS_INLINE_FUNCTION int team_sum_doubles(int ts) { return ts + (ts + 7) / 8; 
 /// The team's sum of every thread's `x`, returned to every thread, in a fixed order: the
 /// partials to scratch `red` (team_sum_doubles), sums of eight by one thread each, then every
 /// thread adds those. Two barriers and a few dozen instructions: Kokkos' team reduction, a
-/// generic loop of shuffles and shared memory, took about a sixth of the tridiagonalisation's
-/// instructions and a third of its stalls on an H100 (perf/gpu_runs.md, session 18). Calls may
+/// generic loop of shuffles and shared memory, took a large share of the tridiagonalisation's
+/// instructions and stalls (perf/gpu_runs.md, session 18). Calls may
 /// follow each other with no barrier between: a thread writes red[rank] again only after the
 /// last barrier of the call before, which every thread passed after its own group sum, and
 /// red[ts + ...] only after the first barrier of its call, which every thread reaches after its
