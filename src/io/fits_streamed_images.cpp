@@ -32,6 +32,7 @@ struct Segment {
 };
 
 struct Layout {
+  std::vector<StreamedImage> images;  // copies: the segments point into them
   std::vector<std::vector<unsigned char>> headers;
   std::vector<Segment> segments;
   std::size_t size = 0;
@@ -140,6 +141,7 @@ ByteSource streamed_fits(unsigned char const* fits, std::size_t size,
                          std::vector<StreamedImage> const& images,
                          std::vector<PlaceholderSpan> const& spans) {
   auto l = std::make_shared<Layout>();
+  l->images = images;
   l->headers.reserve(images.size());  // the segments point into them
   auto add = [&](std::size_t n, unsigned char const* bytes, StreamedImage const* image) {
     if (n > 0) l->segments.push_back({l->size, n, bytes, image});
@@ -155,7 +157,7 @@ ByteSource streamed_fits(unsigned char const* fits, std::size_t size,
     l->headers.push_back(real_header(fits + s.head, s.data - s.head, images[i]));
     add(l->headers.back().size(), l->headers.back().data(), nullptr);
     std::size_t const data = images[i].data_bytes();
-    add(data, nullptr, &images[i]);
+    add(data, nullptr, &l->images[i]);
     add((fits_block - data % fits_block) % fits_block, nullptr, nullptr);
     pos = s.end;
   }

@@ -35,7 +35,8 @@ struct PlaceholderSpan {
 
 /// The whole file: CFITSIO's `size` bytes at `fits`, with `images[i]` in place of the
 /// placeholder at `spans[i]` (in file order). The source keeps pointers into `fits` and the
-/// images' arrays. Throws Error when a placeholder's header lacks a NAXISn or CHECKSUM card.
+/// images' arrays (not to `images` itself, which it copies). Throws Error when a placeholder's
+/// header lacks a NAXISn or CHECKSUM card.
 ByteSource streamed_fits(unsigned char const* fits, std::size_t size,
                          std::vector<StreamedImage> const& images,
                          std::vector<PlaceholderSpan> const& spans);
