@@ -33,11 +33,6 @@ bool executable(std::string const& path) {
 
 }  // namespace
 
-GpuProbe const& gpu_probe() {
-  static GpuProbe const probe = probe_gpu();
-  return probe;
-}
-
 std::string cpu_fallback() {
   if (char const* chosen = std::getenv("KSPECTER_CPU_FALLBACK")) {
     std::string const path = chosen;

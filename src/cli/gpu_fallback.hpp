@@ -9,9 +9,6 @@
 
 namespace kspecter::cli {
 
-/// The GPU probe of this process, run once (core/gpu_probe.hpp).
-GpuProbe const& gpu_probe();
-
 /// The CPU twin this executable falls back to, empty when there is none:
 /// $KSPECTER_CPU_FALLBACK when set ("none": no twin), else kspecter-host installed beside this
 /// executable (<prefix>/libexec/kspecter/kspecter-host) or built beside it (build folder).

@@ -196,6 +196,11 @@ void probe_hip(GpuProbe& p) {
 
 }  // namespace
 
+GpuProbe const& gpu_probe() {
+  static GpuProbe const probe = probe_gpu();
+  return probe;
+}
+
 GpuProbe probe_gpu() {
   GpuProbe p;
 #if defined(KOKKOS_ENABLE_CUDA)

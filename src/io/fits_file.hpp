@@ -252,6 +252,11 @@ void FitsReader::read_pixels(int datatype, long long n, Put put, T const* null) 
   }
 }
 
+/// What FITS xors into a stored 4-byte value of type T: the sign bit of an unsigned one
+/// (BITPIX 32 with BZERO = 2^31).
+template <class T>
+constexpr std::uint32_t stored_flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
+
 template <class T>
 void FitsWriter::image(char const* extname, int bitpix, int datatype, std::vector<long> naxes,
                        T const* data, char const* bunit) {
@@ -272,13 +277,12 @@ void FitsWriter::image(char const* extname, int bitpix, int datatype, std::vecto
   if (streamed) {
     int hdu = 0;
     fits_get_hdu_num(f_.get(), &hdu);
-    std::uint32_t const flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
-    streamed_.push_back({hdu, naxes, data, int(sizeof(T)), flip, datasums_.at(hdu)});
+    streamed_.push_back({hdu, naxes, data, int(sizeof(T)), stored_flip<T>, datasums_.at(hdu)});
   }
 }
 
 // The stored words are the values' own bits (with the sign bit of unsigned 32-bit values
-// flipped: BZERO = 2^31) for uncompressed float, double and unsigned images.
+// flipped: BZERO = 2^31, stored_flip) for uncompressed float, double and unsigned images.
 template <class T>
 bool FitsWriter::summable(int bitpix, int datatype) {
   return (std::is_same_v<T, float> && bitpix == FLOAT_IMG && datatype == TFLOAT) ||
@@ -293,9 +297,8 @@ void FitsWriter::remember_datasum(int bitpix, int datatype, T const* data, long 
   if (!summable<T>(bitpix, datatype) || fits_is_compressed_image(f_.get(), &status) || status)
     return;
   if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
-    std::uint32_t const flip = std::is_same_v<T, unsigned> ? 0x80000000u : 0u;
     fits_get_hdu_num(f_.get(), &hdu);
-    datasums_[hdu] = fits_datasum(data, static_cast<std::size_t>(n), flip);
+    datasums_[hdu] = fits_datasum(data, static_cast<std::size_t>(n), stored_flip<T>);
   }
 }
 

@@ -117,11 +117,16 @@ std::vector<unsigned char> real_header(unsigned char const* bytes, std::size_t n
   return h;
 }
 
+// The segment that holds byte `offset` of the output.
+std::vector<Segment>::const_iterator segment_at(Layout const& l, std::size_t offset) {
+  auto const after = std::upper_bound(l.segments.begin(), l.segments.end(), offset,
+                                      [](std::size_t o, Segment const& g) { return o < g.begin; });
+  return after - 1;
+}
+
 // Bytes [offset, offset + n) of the output into out.
 void fill(Layout const& l, std::size_t offset, std::size_t n, unsigned char* out) {
-  auto s = std::upper_bound(l.segments.begin(), l.segments.end(), offset,
-                            [](std::size_t o, Segment const& g) { return o < g.begin; });
-  for (--s; n > 0; ++s) {
+  for (auto s = segment_at(l, offset); n > 0; ++s) {
     std::size_t const from = offset - s->begin, m = std::min(n, s->size - from);
     if (s->bytes)
       std::memcpy(out, s->bytes + from, m);
@@ -147,6 +152,7 @@ ByteSource streamed_fits(unsigned char const* fits, std::size_t size,
     if (n > 0) l->segments.push_back({l->size, n, bytes, image});
     l->size += n;
   };
+  if (spans.size() != images.size()) throw Error("one placeholder span an image expected");
   std::size_t pos = 0;
   for (std::size_t i = 0; i < images.size(); ++i) {
     PlaceholderSpan const& s = spans[i];
@@ -164,9 +170,7 @@ ByteSource streamed_fits(unsigned char const* fits, std::size_t size,
   add(size - pos, fits + pos, nullptr);
   std::size_t const total = l->size;
   return {total, [l](std::size_t offset, std::size_t n, unsigned char* scratch) {
-            auto s = std::upper_bound(l->segments.begin(), l->segments.end(), offset,
-                                      [](std::size_t o, Segment const& g) { return o < g.begin; });
-            --s;
+            auto const s = segment_at(*l, offset);
             if (s->bytes && offset + n <= s->begin + s->size) return s->bytes + (offset - s->begin);
             fill(*l, offset, n, scratch);
             return static_cast<unsigned char const*>(scratch);

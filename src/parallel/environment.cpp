@@ -29,7 +29,7 @@ namespace {
 // GPUs visible to this process, counted before Kokkos is up (so that the device can be chosen),
 // by the probe that knows both vendors' drivers.
 int visible_gpus() {
-  GpuProbe const p = probe_gpu();
+  GpuProbe const& p = gpu_probe();
   return p.usable ? p.devices : 0;
 }
 // `text` as a whole decimal integer, or nullopt.

@@ -24,4 +24,8 @@ struct GpuProbe {
 /// at once: gpu_backend = usable = false.
 GpuProbe probe_gpu();
 
+/// probe_gpu() of this process, run once: the front end's fallback and the environment's
+/// device choice ask the driver one time between them.
+GpuProbe const& gpu_probe();
+
 }  // namespace kspecter
