@@ -19,8 +19,8 @@
 
 #include <icov_like.hpp>
 
-#include "solve/impl/band_blocks.hpp"  // the kernels with other launch shapes
-#include "solve/impl/band_cholesky.hpp"
+#include "solve/impl/band/band_blocks.hpp"  // the kernels with other launch shapes
+#include "solve/impl/band/band_cholesky.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -13,7 +13,7 @@
 #include <kspecter/solve/batched.hpp>
 
 #include "batch_bench.hpp"
-#include "solve/impl/inverse_sqrt.hpp"
+#include "solve/impl/eigen/inverse_sqrt.hpp"
 
 #include <Kokkos_Core.hpp>
 

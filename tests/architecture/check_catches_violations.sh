@@ -21,9 +21,9 @@ cp "$src/docs/architecture.md" "$tmp/docs/"
 
 # Files that follow the doc (the arrows extract -> solve and parallel -> io, a room's own
 # private header, an impl/ header used in its own room, standard and free headers).
-put include/kspecter/solve/batched.hpp '#include <kspecter/solve/impl/cholesky.hpp>' \
+put include/kspecter/solve/batched.hpp '#include <kspecter/solve/impl/dense/cholesky.hpp>' \
   '#include <Kokkos_Core.hpp>' '#include <vector>'
-put include/kspecter/solve/impl/cholesky.hpp '#include <kspecter/core/error.hpp>'
+put include/kspecter/solve/impl/dense/cholesky.hpp '#include <kspecter/core/error.hpp>'
 put include/kspecter/core/error.hpp '#include <stdexcept>'
 put src/extract/kernels.hpp '#include <kspecter/core/error.hpp>'
 put src/extract/ok.cpp '#include "kernels.hpp"' '#include <kspecter/solve/batched.hpp>' \
@@ -40,7 +40,7 @@ out="$(bash "$check" "$tmp" 2>&1)" || fail "a tree that follows the doc was refu
 put include/kspecter/solve/bad_arrow.hpp '#include <kspecter/psf/spots.hpp>'
 put src/extract/bad_io.cpp '#include <kspecter/io/frame_file.hpp>'
 put src/cli/bad_private.cpp '#include "../extract/kernels.hpp"'
-put src/sim/bad_impl.cpp '#include <kspecter/solve/impl/cholesky.hpp>'
+put src/sim/bad_impl.cpp '#include <kspecter/solve/impl/dense/cholesky.hpp>'
 put src/psf/bad_mpi.cpp '#include <mpi.h>'
 put src/io/bad_kokkos.cpp '#include <Kokkos_Core.hpp>'
 put src/parallel/bad_kernel.cpp 'void k() { Kokkos::parallel_reduce("x", 10, f, s); }'
@@ -60,7 +60,7 @@ $out"
 expect 'include/kspecter/solve/bad_arrow.hpp:1: <kspecter/psf/spots.hpp>: the arrow solve -> psf'
 expect 'src/extract/bad_io.cpp:1: <kspecter/io/frame_file.hpp>: the arrow extract -> io'
 expect 'src/cli/bad_private.cpp:1: "../extract/kernels.hpp" is private to room '"'extract'"
-expect 'src/sim/bad_impl.cpp:1: <kspecter/solve/impl/cholesky.hpp> is private to room '"'solve'"
+expect 'src/sim/bad_impl.cpp:1: <kspecter/solve/impl/dense/cholesky.hpp> is private to room '"'solve'"
 expect 'src/psf/bad_mpi.cpp:1: <mpi.h> belongs to room(s) parallel python only'
 expect 'src/io/bad_kokkos.cpp:1: <Kokkos_Core.hpp> belongs to room(s)'
 expect "src/parallel/bad_kernel.cpp:1: room 'parallel' launches no kernel"

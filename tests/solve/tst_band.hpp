@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "solve/impl/band_blocks.hpp"  // the GPU-shaped kernels, run on host teams
-#include "solve/impl/band_cholesky.hpp"
+#include "solve/impl/band/band_blocks.hpp"  // the GPU-shaped kernels, run on host teams
+#include "solve/impl/band/band_cholesky.hpp"
 #include "solve_reference.hpp"
 #include "solve_test_util.hpp"
 

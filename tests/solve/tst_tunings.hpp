@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "solve/impl/cholesky.hpp"
-#include "solve/impl/inverse_blocks.hpp"
-#include "solve/impl/inverse_sqrt.hpp"
+#include "solve/impl/dense/cholesky.hpp"
+#include "solve/impl/dense/inverse_blocks.hpp"
+#include "solve/impl/eigen/inverse_sqrt.hpp"
 
 #include "solve_reference.hpp"
 #include "solve_test_util.hpp"

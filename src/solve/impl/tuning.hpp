@@ -1,5 +1,7 @@
-// Launch shapes of the batched solve kernels, per backend: team size, register micro-tile,
-// tile sizes, scratch padding. The numbers that a GPU profile should tune live here only.
+// Launch shapes of the solve room's kernels, per backend: Tuning for the dense batched
+// kernels (dense/, eigen/) and BandTuning for the band ones (band/). Team sizes, register
+// micro-tiles, tile sizes, scratch padding: the numbers that a GPU profile tunes live here
+// only, private to the room (the extraction's own are in src/extract/impl/tuning.hpp).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -89,5 +91,70 @@ struct Tuning<ExecSpace, false> {
   static constexpr int eig_finish_warps = 8, eig_finish_teams_per_sm = 3;
   static constexpr bool coalesce = true;
 };
+
+/// Launch shapes of the band kernels. Host: one matrix per thread, rows walked contiguously
+/// (vectorised axpys). GPUs: a team per matrix, consecutive threads on consecutive entries.
+template <class ExecSpace>
+struct BandTuning {
+  static constexpr bool coalesce = false;
+  static constexpr int factor_team_size = 1;  // band_cholesky
+  /// band_cholesky by panels of this many columns (its GPU path; 0: a column at a time), and
+  /// the entries of a panel's next rows a thread holds in registers (more are read directly).
+  static constexpr int factor_panel = 0, factor_panel_rows = 1;
+  static constexpr int team_size = 1;  // band_cholesky_solve
+  /// band_cholesky_solve: entries of a band row each thread holds in registers (its GPU path,
+  /// for bands up to solve_entries x team_size; 0: the plain loops).
+  static constexpr int solve_entries = 0;
+  static constexpr int blocks_team_size = 1;  // band_strided_inverse_blocks
+  /// GPU path of band_strided_inverse_blocks only: rows of Z made between two barriers,
+  /// and the most 2 x 2 tiles of a block's lower triangle a thread accumulates in registers.
+  static constexpr int rows = 2;
+  static constexpr int tiles = 1;
+  /// Teams an SM must hold at once (0: no launch bound): caps the registers a thread takes.
+  static constexpr int blocks_teams_per_sm = 0;
+  /// band_strided_inverse_blocks on fp64 tensor cores (a CUDA specialisation for sm_80 and
+  /// later, solve/impl/band/band_blocks_dmma.hpp), with teams of dmma_warps warps,
+  /// dmma_teams_per_sm of them an SM at least (its launch bound).
+  static constexpr bool dmma = false;
+  static constexpr int dmma_warps = 1, dmma_teams_per_sm = 1;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+struct BandTuning<Kokkos::Cuda> {
+  static constexpr bool coalesce = true;
+  static constexpr int factor_team_size = 128;  // 4 warps beat 1 (perf/bench_band, H100)
+  // The window of b + 8 rows fits Kokkos 3.4's 40 KB for bands to 67; 8 x 80 entries of the
+  // rows that replace a panel's take 5 a thread.
+  static constexpr int factor_panel = 8, factor_panel_rows = 5;
+  static constexpr int team_size = 32;     // one warp: a band row of 66 is two entries a thread
+  static constexpr int solve_entries = 4;  // bands to 128
+  static constexpr int blocks_team_size = 128;
+  static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
+  static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
+  static constexpr int blocks_teams_per_sm = 5;  // 96 registers: 5 teams (scratch allows 5)
+  static constexpr bool dmma = KSPECTER_CUDA_DMMA;
+  // 5 warps, 4 teams an SM beat 4 and 8 warps and the grouped kernel (perf/bench_band, H100;
+  // perf/gpu_runs.md).
+  static constexpr int dmma_warps = 5, dmma_teams_per_sm = 4;
+};
+#endif
+
+#if defined(KOKKOS_ENABLE_HIP)
+template <>
+struct BandTuning<compat::HIP> {
+  static constexpr bool coalesce = true;
+  static constexpr int factor_team_size = 64;
+  static constexpr int factor_panel = 8, factor_panel_rows = 10;
+  static constexpr int team_size = 64;     // one wavefront
+  static constexpr int solve_entries = 2;  // bands to 128
+  static constexpr int blocks_team_size = 128;
+  static constexpr int rows = 4;
+  static constexpr int tiles = 6;
+  static constexpr int blocks_teams_per_sm = 0;
+  static constexpr bool dmma = false;
+  static constexpr int dmma_warps = 1, dmma_teams_per_sm = 1;
+};
+#endif
 
 }  // namespace kspecter::solve

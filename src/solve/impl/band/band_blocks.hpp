@@ -9,6 +9,7 @@
 #include <kspecter/solve/band.hpp>
 #include <string>
 
+#include "../tuning.hpp"
 #include "band_blocks_dmma.hpp"
 #include "band_blocks_grouped.hpp"
 #include "band_cholesky.hpp"

@@ -9,9 +9,9 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/band.hpp>
 
+#include "../common/dmma.hpp"
+#include "../common/unroll.hpp"
 #include "band_blocks_grouped.hpp"
-#include "dmma.hpp"
-#include "unroll.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -15,7 +15,7 @@
 
 #include "band_envelope.hpp"
 
-#include "unroll.hpp"
+#include "../common/unroll.hpp"
 
 namespace kspecter::solve::detail {
 

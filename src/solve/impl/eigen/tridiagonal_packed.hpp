@@ -7,8 +7,8 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 
+#include "../common/team_sum.hpp"
 #include "eig_steps.hpp"
-#include "team_sum.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -5,7 +5,7 @@
 // of rows go through host_simd.hpp's GEMM-chunk kernels.
 #pragma once
 
-#include "host_simd.hpp"
+#include "../common/host_simd.hpp"
 
 namespace kspecter::solve::detail {
 

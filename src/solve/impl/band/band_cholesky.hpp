@@ -8,9 +8,10 @@
 #include <kspecter/solve/band.hpp>
 
 #include <string>
+#include "../common/unroll.hpp"
+#include "../tuning.hpp"
 #include "band_cholesky_blocked.hpp"
 #include "band_envelope.hpp"
-#include "unroll.hpp"
 
 namespace kspecter::solve {
 

@@ -8,8 +8,8 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <string>
 
+#include "../tuning.hpp"
 #include "host_simd.hpp"
-#include "tuning.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -8,7 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 
-#include "team_gemm.hpp"
+#include "../common/team_gemm.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -8,8 +8,8 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/band.hpp>
 
-#include "team_gemm.hpp"
-#include "unroll.hpp"
+#include "../common/team_gemm.hpp"
+#include "../common/unroll.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -6,6 +6,7 @@
 #include <kspecter/core/profiling.hpp>
 #include <kspecter/solve/band.hpp>
 #include <string>
+#include "../tuning.hpp"
 
 namespace kspecter::solve {
 

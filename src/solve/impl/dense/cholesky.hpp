@@ -8,9 +8,9 @@
 #include <kspecter/solve/batched.hpp>
 #include <string>
 
+#include "../common/team_gemm.hpp"
+#include "../tuning.hpp"
 #include "row_envelope.hpp"
-#include "team_gemm.hpp"
-#include "tuning.hpp"
 
 namespace kspecter::solve {
 

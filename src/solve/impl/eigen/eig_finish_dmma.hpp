@@ -12,9 +12,9 @@
 #include <kspecter/core/kokkos_compat.hpp>
 #include <kspecter/solve/batched.hpp>
 
-#include "dmma.hpp"
+#include "../common/dmma.hpp"
+#include "../common/unroll.hpp"
 #include "eig_rounds.hpp"
-#include "unroll.hpp"
 
 namespace kspecter::solve::detail {
 

@@ -7,9 +7,9 @@
 #include <Kokkos_Core.hpp>
 #include <kspecter/core/kokkos_compat.hpp>
 
-#include "team_gemm.hpp"
-#include "tuning.hpp"
-#include "unroll.hpp"
+#include "../common/team_gemm.hpp"
+#include "../common/unroll.hpp"
+#include "../tuning.hpp"
 
 namespace kspecter::solve {
 

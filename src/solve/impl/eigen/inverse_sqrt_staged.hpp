@@ -25,12 +25,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "../tuning.hpp"
 #include "eig_finish_dmma.hpp"
 #include "eig_rounds.hpp"
 #include "eig_steps.hpp"
 #include "ql_chain.hpp"
 #include "tridiagonal_packed.hpp"
-#include "tuning.hpp"
 
 namespace kspecter::solve::detail {
 
