@@ -77,9 +77,9 @@ def test_extraction_lines_in_desiutils_format(inputs):
         kspecter.set_logger(None)
         logger.removeHandler(handler)
     text = "\n".join(lines)
-    assert re.search(r"^INFO:extract_job\.cpp:\d+:started: extracting 1 frame on 1 rank$", text,
+    assert re.search(r"^INFO:log_progress\.cpp:\d+:started: extracting 1 frame on 1 rank$", text,
                      re.M), text
-    assert re.search(r"^DEBUG:extract_job\.cpp:\d+:frame_extracted: +kspecter::extract::assembly",
+    assert re.search(r"^DEBUG:log_progress\.cpp:\d+:frame_extracted: +kspecter::extract::assembly",
                      text, re.M), text
 
 
