@@ -18,7 +18,7 @@ import sys
 
 LABELS = [
     ("SpotKernel", "psf::spots"),
-    ("PlanWindows", "extract::plan_windows"),
+    ("PixelWindows", "extract::pixel_windows"),
     ("SanitizeWeights", "extract::sanitize_weights"),
     ("AssembleICov", "extract::assemble_icov"),
     ("ApplyPrior", "extract::prior"),

@@ -3,7 +3,7 @@
 # arguments, interleaved over rounds: each line of $KSPECTER_MATRIX is "TREE ARGS..." (TREE:
 # after = this tree, before = .gpu-before, or any .gpu-NAME), run once a round, in order;
 # $KSPECTER_ROUNDS rounds (default 3). Prints each run's wall time, frame digest and the stages
-# setup/psf/plan/release; the full logs go to $OUT. Session 20 (the arena, the unfenced stages).
+# setup/psf/windows/release; the full logs go to $OUT. Session 20 (the arena, the unfenced stages).
 # Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"]):
 #   KSPECTER_MATRIX=$'before\nafter --keep-buffers 1' bash perf/device/bench_matrix.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -24,7 +24,7 @@ for r in $(seq 1 "${KSPECTER_ROUNDS:-3}"); do
     timeout 100 "$here/build-device-$tree/perf/bench_extract" --psf "$psf" --repeat 3 \
       --solver band $args > "$out/run.log" 2>&1
     cat "$out/run.log" >> "$out/bench_matrix.log"
-    grep -E "extract_frame wall|digest|::(setup|psf|plan|release) " "$out/run.log"
+    grep -E "extract_frame wall|digest|::(setup|psf|windows|release) " "$out/run.log"
   done <<< "$matrix"
 done
 rm -f "$out/run.log"

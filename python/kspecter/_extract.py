@@ -89,7 +89,7 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
     if img is None or psf is None:
         raise ParameterError("extract_frame: img and psf are required")
     psf = _as_psf(psf)
-    wmin, wmax, dw = _grid(wavelength, psf)
+    grid = _grid(wavelength)
 
     opt = _kspecter._Options()
     opt.specmin = _integer(specmin, "specmin")
@@ -108,15 +108,17 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
         raise ParameterError(f"extract_frame: psferr must be 0 or more (None: the PSF's "
                              f"PSFERR), not {psferr}")
     opt.psferr = -1.0 if psferr is None else float(psferr)
-    opt.wmin, opt.wmax, opt.dw = wmin, wmax, dw
+    if grid is not None:
+        opt.wmin, opt.wmax, opt.dw = grid
     opt.model = bool(model)
     try:
         image, ivar = img["image"], img["ivar"]
     except (KeyError, TypeError):
         raise ParameterError("extract_frame: img must be a dict with 'image' and 'ivar'") from None
 
-    result, stages = _kspecter._extract(image, ivar, psf, opt, _comm_address(comm), gpu,
-                                        _log_level(loglevel))
+    # No grid: the job takes the PSF's, as the CLI's does (one rule, in the library).
+    result, stages = _kspecter._extract(image, ivar, psf, opt, grid is None, _comm_address(comm),
+                                        gpu, _log_level(loglevel))
     t_end = time.time()
     if isinstance(timing, dict):
         timing.update({"init-mpi-comm": t_start, "init-mpi-bcast": t_bcast,
@@ -146,8 +148,9 @@ def _as_psf(psf):
                          "gpu_specter's read_psf dict, got " + type(psf).__name__)
 
 
-def _grid(wavelength, psf):
-    """(wmin, wmax, dw) as gpu_specter derives them from its `wavelength` argument."""
+def _grid(wavelength):
+    """(wmin, wmax, dw) as gpu_specter derives them from its `wavelength` argument; None for
+    the PSF's own grid (its WAVEMIN..WAVEMAX at 0.8 A), which the library's job sets."""
     if isinstance(wavelength, np.ndarray):
         wave = np.asarray(wavelength, dtype=np.float64)
         if wave.ndim != 1 or wave.size < 2:
@@ -178,8 +181,7 @@ def _grid(wavelength, psf):
             raise ParameterError("extract_frame: wavelength must be (wmin, wmax, dw)")
         return tuple(float(v) for v in wavelength)
     if wavelength is None:
-        meta = psf.meta
-        return float(meta["WAVEMIN"]), float(meta["WAVEMAX"]), 0.8
+        return None
     raise ParameterError("extract_frame: wavelength must be 'wmin,wmax,dw', a tuple, an array "
                          "or None, got " + type(wavelength).__name__)
 

@@ -55,8 +55,8 @@ def _asked_grid(wavelength, wave):
     """(wmin, wmax, dw) of the grid asked for: `wavelength`, else recovered from the
     numpy.arange grid `wave`, with wmax rounded as it was most likely written."""
     if wavelength is not None:
-        return _grid(wavelength, None)
-    wmin, wmax, dw = _grid(np.asarray(wave, dtype=np.float64), None)
+        return _grid(wavelength)
+    wmin, wmax, dw = _grid(np.asarray(wave, dtype=np.float64))
     for digits in (6, 8, 10):
         rounded = round(wmax, digits)
         if np.array_equal(np.arange(wmin, rounded + 0.5 * dw, dw), wave):

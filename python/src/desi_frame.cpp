@@ -1,7 +1,7 @@
 // What `kspecter extract` puts into a frame besides the spectra, for write_frame(preproc=...):
 // desispec's FLUX header (the preproc's IMAGE header and the extraction's keywords), the
 // FIBERMAP rows of the frame's spectra, and SCORES; the same io/ and extract/ functions as the
-// CLI (parallel::detail::plan_frame and write_frame_outputs).
+// CLI (parallel::detail::setup_frame and write_frame_outputs).
 #include "module.hpp"
 
 #include <kspecter/core/error.hpp>

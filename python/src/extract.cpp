@@ -37,13 +37,14 @@ py::dict result_dict(extract::FrameResult&& fr) {
 LogLevel log_level(std::string const& name) { return parse_log_level(name); }
 
 py::tuple extract(py::handle image, py::handle ivar, py::handle psf_obj,
-                  extract::ExtractOptions const& options, py::handle comm_address, py::handle gpu,
-                  std::string const& loglevel) {
+                  extract::ExtractOptions const& options, bool psf_grid, py::handle comm_address,
+                  py::handle gpu, std::string const& loglevel) {
   ensure_initialized(device_of(image));
   parallel::JobOptions job;
   job.backend = backend_for(gpu);
   job.extract = options;
   job.model = options.model;
+  job.desi.psf_grid = psf_grid;  // the PSF's WAVEMIN..WAVEMAX at 0.8 A, as the CLI's -w default
   auto frame = std::make_shared<parallel::MemoryFrame>();
   frame->psf = psf_from(psf_obj);
   BorrowedImage const img = borrow_image(image, "img['image']");
@@ -98,7 +99,7 @@ void bind_extract(py::module_& m) {
       .def_readwrite("memory_budget", &extract::ExtractOptions::memory_budget)
       .def_readwrite("bundles_per_batch", &extract::ExtractOptions::bundles_per_batch);
   m.def("_extract", &extract, py::arg("image"), py::arg("ivar"), py::arg("psf"), py::arg("options"),
-        py::arg("comm_address"), py::arg("gpu"), py::arg("loglevel"),
+        py::arg("psf_grid"), py::arg("comm_address"), py::arg("gpu"), py::arg("loglevel"),
         "One frame through kspecter's job: (result dict or None off the root rank, stage "
         "times). Use kspecter.extract_frame.");
 }

@@ -1,10 +1,10 @@
 // `kspecter extract`: preproc images and GaussHermite PSFs in, desispec frames out; the
 // flags of gpu_specter's spex, for one frame (-i/-p/-o) or a list of them (--batch). Under MPI
-// the frames and their bundles are spread over the ranks (extract_job.hpp).
+// the frames and their bundles are spread over the ranks (run_job.hpp).
 #include "args.hpp"
 #include "commands.hpp"
-#include "extract_job.hpp"
 #include "frame_list.hpp"
+#include "run_job.hpp"
 #include "session.hpp"
 
 #include <kspecter/core/error.hpp>
@@ -212,7 +212,11 @@ int run_extract(int argc, char** argv) {
     for (char const* needed : {"input", "psf", "output"})
       if (!args.has(needed))
         throw ParameterError(std::string("extract: --") + needed + " is required (or --batch)");
-    job.frames = {{args.get("input"), args.get("psf"), args.get("output"), {}, ""}};
+    parallel::JobFrame f;
+    f.image = args.get("input");
+    f.psf = args.get("psf");
+    f.output = args.get("output");
+    job.frames = {f};
     if (args.has("model")) {
       job.model = args.get("model");
       if (job.model.empty())
@@ -235,7 +239,7 @@ int run_extract(int argc, char** argv) {
   // and Kokkos start up (a good part of a second on a GPU node).
   parallel::FirstRead first;
   Session s(argc, argv, args, /*use_mpi=*/true, [&] { first = start_first_read(job); });
-  return run_extract_job(s, job, std::move(first));
+  return run_job(s, job, std::move(first));
 }
 
 }  // namespace kspecter::cli

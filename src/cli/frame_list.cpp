@@ -25,10 +25,10 @@ std::vector<double> parse_grid(std::string const& text, std::string const& where
 }
 }  // namespace
 
-std::vector<FrameSpec> read_frame_list(std::string const& path) {
+std::vector<parallel::JobFrame> read_frame_list(std::string const& path) {
   std::ifstream in(path);
   if (!in) throw ParameterError("extract: cannot read the batch list " + path);
-  std::vector<FrameSpec> frames;
+  std::vector<parallel::JobFrame> frames;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     std::istringstream words(line);
@@ -40,8 +40,13 @@ std::vector<FrameSpec> read_frame_list(std::string const& path) {
       throw ParameterError("extract: " + where +
                            ": expected `image psf output [WMIN,WMAX,DW]`, found " +
                            std::to_string(w.size()) + " field" + (w.size() == 1 ? "" : "s"));
-    frames.push_back(
-        {w[0], w[1], w[2], w.size() == 4 ? parse_grid(w[3], where) : std::vector<double>(), where});
+    parallel::JobFrame f;
+    f.image = w[0];
+    f.psf = w[1];
+    f.output = w[2];
+    if (w.size() == 4) f.grid = parse_grid(w[3], where);
+    f.origin = where;
+    frames.push_back(std::move(f));
   }
   if (in.bad()) throw ParameterError("extract: error while reading the batch list " + path);
   if (frames.empty()) throw ParameterError("extract: the batch list " + path + " names no frame");
@@ -49,7 +54,7 @@ std::vector<FrameSpec> read_frame_list(std::string const& path) {
   return frames;
 }
 
-void check_distinct_outputs(std::vector<FrameSpec> const& frames) {
+void check_distinct_outputs(std::vector<parallel::JobFrame> const& frames) {
   std::map<std::string, std::string> seen;
   for (auto const& f : frames) {
     auto const key = std::filesystem::absolute(f.output).lexically_normal().string();

@@ -74,7 +74,7 @@ FrameInput read_frame_input(JobFrame const& f, extract::ExtractOptions opt,
       << " pixels, the image " << in.image.nx << " x " << in.image.ny;
     throw ParameterError(m.str());
   }
-  in.setup = detail::plan_frame(f, desi, opt, psf, f.memory ? nullptr : &keywords, img.get());
+  in.setup = detail::setup_frame(f, desi, opt, psf, f.memory ? nullptr : &keywords, img.get());
   in.file_image = std::move(img);
   in.options = opt;
   return in;

@@ -95,9 +95,9 @@ void correct_grid(extract::ExtractOptions& opt, double factor, std::size_t nwave
 
 }  // namespace
 
-FrameSetup plan_frame(JobFrame const& f, DesiOptions const& desi, extract::ExtractOptions& opt,
-                      psf::GaussHermitePsf const& psf, io::PsfKeywords const* psf_keywords,
-                      io::PreprocImage* img) {
+FrameSetup setup_frame(JobFrame const& f, DesiOptions const& desi, extract::ExtractOptions& opt,
+                       psf::GaussHermitePsf const& psf, io::PsfKeywords const* psf_keywords,
+                       io::PreprocImage* img) {
   if (img && psf_keywords) check_camera(f, *psf_keywords, *img);
   choose_grid(f, desi, psf, opt);
   opt.validate(psf.nfiber);
@@ -117,7 +117,7 @@ FrameSetup plan_frame(JobFrame const& f, DesiOptions const& desi, extract::Extra
     fibermap = io::read_fibermap(desi.fibermap);
   else if (img && img->fibermap) {
     fibermap = std::move(img->fibermap);
-    img->fibermap.reset();  // its rows go into the plan
+    img->fibermap.reset();  // its rows go into the setup
   }
   double heliocor = 1.0;
   if (desi.barycentric) {

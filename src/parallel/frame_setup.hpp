@@ -13,13 +13,13 @@
 
 namespace kspecter::parallel::detail {
 
-/// Sets `opt`'s grid, checks `opt` against the PSF and plans the frame's outputs. `img` and
+/// Sets `opt`'s grid, checks `opt` against the PSF and sets up the frame's outputs. `img` and
 /// `psf_keywords` are those of a frame read from files (the image's FIBERMAP moves into the
-/// plan), null for a frame in memory. Throws InputError naming the file for inputs that do not
+/// setup), null for a frame in memory. Throws InputError naming the file for inputs that do not
 /// go together (CAMERA, PSF wavelength range, FIBERMAP rows), ParameterError for options that
 /// do not fit them.
-FrameSetup plan_frame(JobFrame const& f, DesiOptions const& desi, extract::ExtractOptions& opt,
-                      psf::GaussHermitePsf const& psf, io::PsfKeywords const* psf_keywords,
-                      io::PreprocImage* img);
+FrameSetup setup_frame(JobFrame const& f, DesiOptions const& desi, extract::ExtractOptions& opt,
+                       psf::GaussHermitePsf const& psf, io::PsfKeywords const* psf_keywords,
+                       io::PreprocImage* img);
 
 }  // namespace kspecter::parallel::detail

@@ -142,14 +142,14 @@ void WriteBehind::submit(std::size_t lane, int frame_index, JobFrame const& fram
                          JobProgress& progress) {
   auto kept = std::make_shared<FrameSetup>(std::move(setup));
   JobFrame const* f = &frame;
-  writes_.push_back({f, frame_index,
-                     writers_[lane % writers_.size()]->submit([f, result, kept, &progress] {
-                       auto const t0 = Clock::now();
-                       extract::apply_bad2dfit(*result);
-                       progress.frame_finished(*f, *result);
-                       write_frame_outputs(*f, *result, *kept);
-                       return seconds_since(t0);
-                     })});
+  writes_.push_back(
+      {f, frame_index, writers_[lane % writers_.size()]->submit([f, result, kept, &progress] {
+         auto const t0 = Clock::now();
+         extract::apply_bad2dfit(*result);
+         progress.frame_finished(*f, *result);
+         write_frame_outputs(*f, *result, *kept);
+         return seconds_since(t0);
+       })});
 }
 
 void WriteBehind::collect(bool wait) {
@@ -169,8 +169,7 @@ void WriteBehind::collect(bool wait) {
 // ------------------------------------------------------------------ one frame's share
 
 std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFrame const& frame,
-                                                    FrameInput const& in,
-                                                    JobOptions const& options,
+                                                    FrameInput const& in, JobOptions const& options,
                                                     extract::ExtractHooks const& hooks,
                                                     StageTimes& times) {
   int const nspec = in.options.resolved_nspec(in.psf->nfiber);
@@ -181,10 +180,9 @@ std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFr
   local.nspec = share.nspec;
   local.model = options.model || !frame.model.empty();
   return std::make_shared<extract::FrameResult>(
-      share.nspec > 0
-          ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar, local, &times,
-                                   hooks)
-          : empty_share(in, local));
+      share.nspec > 0 ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar, local,
+                                               &times, hooks)
+                      : empty_share(in, local));
 }
 
 void gather_frame(extract::FrameResult& fr, int total_nspec, int specmin,

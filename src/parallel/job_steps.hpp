@@ -133,8 +133,7 @@ class WriteBehind {
 /// This rank's share of a frame's bundles, extracted (an empty share where its group has
 /// more ranks than the frame has bundles: it still takes part in the gather).
 std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFrame const& frame,
-                                                    FrameInput const& in,
-                                                    JobOptions const& options,
+                                                    FrameInput const& in, JobOptions const& options,
                                                     extract::ExtractHooks const& hooks,
                                                     StageTimes& times);
 

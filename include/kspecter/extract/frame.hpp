@@ -96,8 +96,8 @@ struct SpotGeometry {
 /// Extracts a frame from spots given by `spots`. `image` and `ivar` are [ny][nx] with
 /// ny = geometry.npix_y and nx = geometry.npix_x; pixels whose ivar is <= 0 or not finite, or
 /// whose image value is not finite, are ignored (weight 0). Stage times are added to `times`
-/// under kspecter::extract::{setup, spots, plan, assembly, factorisation, covariance,
-/// decorrelation, finish, quality, stitch, release} (each a fenced profiling region; plan
+/// under kspecter::extract::{setup, spots, windows, assembly, factorisation, covariance,
+/// decorrelation, finish, quality, stitch, release} (each a fenced profiling region; windows
 /// includes the pixel weights; the PSF form adds psf, its tables' upload). `hooks` report
 /// progress, keep debug patches and keep device buffers for the next frame (options.hpp);
 /// they change no number.

@@ -51,7 +51,7 @@ struct DesiOptions {
                              // HELIOCOR
 };
 
-/// What the frame file says besides the spectra, planned when its inputs are read.
+/// What the frame file says besides the spectra, set up when its inputs are read.
 struct FrameSetup {
   std::vector<double> wavelength;         // the grid written into the frame
   io::FitsHeader header;                  // the FLUX header (and the model image's)

@@ -80,7 +80,7 @@ struct BandFromSpots {
 /// when the band does not fit the storage it borrows (then the batch takes the dense path).
 template <class ExecSpace>
 int band_half_width(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, int P) {
-  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::plan", fc.times);
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::windows", fc.times);
   FrameShape const& s = fc.shape;
   BandFromSpots<ExecSpace> const f{ws.spots.xc, ws.spots.yc, ws.ptab_all, ws.half_width_all,
                                    s.nslots,    s.m,         s.sny,       s.snx};

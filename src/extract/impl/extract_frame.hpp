@@ -13,10 +13,10 @@
 #include "factorisation.hpp"
 #include "finish_spectra.hpp"
 #include "patch_capture.hpp"
-#include "plan_stage.hpp"
 #include "quality.hpp"
 #include "spots_stage.hpp"
 #include "stitch.hpp"
+#include "windows_stage.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/extract/frame.hpp>
@@ -56,7 +56,7 @@ void run_batches(FrameContext<ExecSpace> const& fc,
   res.stats.q_rows = rows.k > 0 ? rows.k + 2 : fc.shape.m;
   for (Batch const& batch : fc.plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
-    plan_windows(fc, batch, ws);
+    pixel_windows(fc, batch, ws);
     int const P = batch.patch_end - batch.patch_begin;
     // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
     int const hw = opt.band_solve ? band_half_width(fc, ws, P) : -1;

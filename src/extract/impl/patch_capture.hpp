@@ -16,7 +16,7 @@ template <class ExecSpace>
 class PatchCapture {
  public:
   /// Picks the batch's debug patches (one, or all with ExtractHooks::every_patch); their windows
-  /// are in the workspace's host patch table once the plan stage has run.
+  /// are in the workspace's host patch table once the windows stage has run.
   PatchCapture(FrameContext<ExecSpace> const& fc, Batch const& batch,
                Workspace<ExecSpace> const& ws)
       : space_(fc.space) {

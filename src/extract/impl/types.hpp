@@ -34,7 +34,7 @@ struct PatchEntry {
   int wave0;  // first padded bin in the padded grid = first core bin of the output grid
   int nkeep;  // core bins written out
   int out0;   // output spectrum of the first core fiber (may be outside [0, nspec))
-  // Filled on the device (plan_stage.hpp).
+  // Filled on the device (windows_stage.hpp).
   int x0, x1, y0, y1;  // pixel window: columns [x0, x1), rows [y0, y1) (CCD, unclipped)
   int pixstride;       // columns of the window (row stride of the pixel buffer)
   int mono;            // 1 when every padded fiber's yc is non-decreasing over the padded bins
@@ -64,7 +64,7 @@ struct Types {
 };
 
 /// Pixel weights of the CCD columns [x0, x0 + w.extent(1)), every row, indexed by CCD row and
-/// column: a batch sanitizes only the strip its windows reach (plan_stage.hpp), so a bundle
+/// column: a batch sanitizes only the strip its windows reach (windows_stage.hpp), so a bundle
 /// touches a few MB instead of the whole CCD's.
 template <class Mem>
 struct WeightStrip {

@@ -1,4 +1,4 @@
-// Stage "plan" (docs/algorithm.md §3): the batch's patch table on the device, the pixel
+// Stage "windows" (docs/algorithm.md §3): the batch's patch table on the device, the pixel
 // window of each patch, the pixel weights of the columns those windows reach, and pixel
 // buffers large enough for the windows.
 #pragma once
@@ -32,7 +32,7 @@ struct SanitizeWeights {
 // that leaves the CCD by any distance (a corner at 2^30, from a coefficient of 1e200) thus
 // sizes no buffer: its spots find no pixel, and its bins get ivar = 0 and a mask bit.
 template <class ExecSpace>
-struct PlanWindows {
+struct PixelWindows {
   using T = Types<ExecSpace>;
   typename T::Corners xc, yc;
   typename T::Table ptab;
@@ -76,10 +76,11 @@ struct PlanWindows {
 };
 
 template <class ExecSpace>
-void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspace<ExecSpace>& ws) {
+void pixel_windows(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                   Workspace<ExecSpace>& ws) {
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
   using RangeL = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>;
-  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::plan", fc.times);
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::windows", fc.times);
   FrameShape const& s = fc.shape;
   PatchPlan const& plan = fc.plan;
   int const P = batch.patch_end - batch.patch_begin;
@@ -98,9 +99,9 @@ void plan_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspa
   }
   Kokkos::deep_copy(fc.space, ws.ptab_all, ptab);
   Kokkos::parallel_for(
-      "kspecter::extract::plan_windows", RangeI(fc.space, 0, P),
-      PlanWindows<ExecSpace>{ws.spots.xc, ws.spots.yc, ws.ptab_all, s.m, plan.wavepad,
-                             plan.nwavestep, s.sny, s.snx, s.npy, s.npx, fc.opt.pixpad_frac});
+      "kspecter::extract::pixel_windows", RangeI(fc.space, 0, P),
+      PixelWindows<ExecSpace>{ws.spots.xc, ws.spots.yc, ws.ptab_all, s.m, plan.wavepad,
+                              plan.nwavestep, s.sny, s.snx, s.npy, s.npx, fc.opt.pixpad_frac});
   Kokkos::deep_copy(fc.space, ptab, ws.ptab_all);
   fc.space.fence();
   int nrow_max = 0, ncol_max = 0;

@@ -1,4 +1,4 @@
-#include "extract_job.hpp"
+#include "run_job.hpp"
 
 #include "job_report.hpp"
 
@@ -16,17 +16,9 @@ namespace kspecter::cli {
 
 namespace {
 
+// The command's frames, with what a single frame's job adds.
 std::vector<parallel::JobFrame> job_frames(ExtractJob const& job) {
-  std::vector<parallel::JobFrame> frames;
-  for (FrameSpec const& f : job.frames) {
-    parallel::JobFrame j;
-    j.image = f.image;
-    j.psf = f.psf;
-    j.grid = f.grid;
-    j.output = f.output;
-    j.origin = f.origin;
-    frames.push_back(std::move(j));
-  }
+  std::vector<parallel::JobFrame> frames = job.frames;
   if (frames.size() == 1) {
     frames[0].model = job.model;
     frames[0].keep_result = true;       // for the summary line and the pulls against truth
@@ -127,7 +119,7 @@ parallel::FirstRead start_first_read(ExtractJob const& job) {
   return parallel::start_first_frames(job_frames(job), job_options(job));
 }
 
-int run_extract_job(Session& session, ExtractJob const& job, parallel::FirstRead first) {
+int run_job(Session& session, ExtractJob const& job, parallel::FirstRead first) {
   auto const world = parallel::Communicator::world();
   int const nframes = static_cast<int>(job.frames.size());
   int const nranks = world.size();
