@@ -5,7 +5,9 @@
 # and a clean one (plain):
 #   - one frame, gz -> gz, with its model image;
 #   - a --batch of three frames (gz -> plain, plain -> gz, the first again);
-#   - the batch on 3 MPI ranks with bundles of 25, and one frame shared by 2 ranks.
+#   - the batch on 3 MPI ranks with bundles of 25, and one frame shared by 2 ranks;
+#   - where each build has perf/bench_extract beside its CLI, the digest of 2 bundles of the
+#     real-PSF frame with the dense and the band solver.
 #
 #   perf/compare_builds.sh BEFORE/kspecter AFTER/kspecter [WORKDIR]
 #
@@ -41,4 +43,21 @@ for who in before after; do
 done
 pairs=()
 for f in "${outputs[@]}"; do pairs+=("before/$f" "after/$f"); done
-"$python" "$here/same_frames.py" "${pairs[@]}"
+status=0
+"$python" "$here/same_frames.py" "${pairs[@]}" || status=1
+
+bench_before="$(dirname "$before")/../../perf/bench_extract"
+bench_after="$(dirname "$after")/../../perf/bench_extract"
+if [ -x "$bench_before" ] && [ -x "$bench_after" ]; then
+  for solver in dense band; do
+    digest() { "$1" --nbundles 2 --solver $solver --repeat 1 --stage-times 0 | grep "frame digest"; }
+    a="$(digest "$bench_before")" b="$(digest "$bench_after")"
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+      echo "SAME  bench_extract --solver $solver: ${a##* }"
+    else
+      echo "DIFFER  bench_extract --solver $solver: ${a##* } against ${b##* }"
+      status=1
+    fi
+  done
+fi
+exit $status

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "solve_variant.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/core/allocate.hpp>
@@ -31,13 +32,14 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // in the overlaps with fibers k2 <= k1 (bins w2 <= w1 on its own fiber). Only the lower
 // triangle is written: the solves read nothing else, and each row is written by one thread,
 // contiguously (no memset of the whole matrix, no transposed stores). On the band path
-// (band.data() set, band_solve.hpp) each pair goes to the band in wavelength-major order
+// (Solve = BandSolve, band_solve.hpp) each pair goes to the band in wavelength-major order
 // instead, still once; the band was zeroed before (its rows mix the teams' fibers). On a GPU
 // a thread takes a row (spot a): its V lanes share spot a's pixels for the weighted copy aw
 // and the sums y and fluxweight (the lanes' shares wait in a PairBuffer, summed kPairs at a
 // time by flush()), then take a pair each, summed by overlap() as on the host.
-template <class ExecSpace>
+template <class ExecSpace, class Solve>
 struct AssembleICov {
+  static constexpr bool kBand = is_band_v<Solve>;
   using T = Types<ExecSpace>;
   using Member = typename T::Member;
   typename T::Spots spots;
@@ -45,7 +47,7 @@ struct AssembleICov {
   typename T::CTable ptab;
   WeightStrip<typename T::mem> w;
   typename T::Image image;
-  typename T::Mat icov;
+  typename T::Mat icov;  // dense path: [P][n][n]
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
   int scratch_level;  // 0, or 1 where spots too large for level 0 make it
@@ -65,10 +67,13 @@ struct AssembleICov {
   // the dense matrix's (fiber-major unknowns u = slot * m + bin) or the band's (wavelength-major
   // unknowns v = bin * nslots + slot).
   KOKKOS_INLINE_FUNCTION double* entry(int p, int k1, int w1, int k2, int w2) const {
-    if (band.data() == nullptr) return &icov(p, k1 * m + w1, k2 * m + w2);
-    int const vi = w1 * nslots + k1, vj = w2 * nslots + k2;
-    int const hi = vi > vj ? vi : vj, d = vi > vj ? vi - vj : vj - vi;
-    return &band(p, hi, int(band.extent(2)) - 1 - d);
+    if constexpr (!kBand) {
+      return &icov(p, k1 * m + w1, k2 * m + w2);
+    } else {
+      int const vi = w1 * nslots + k1, vj = w2 * nslots + k2;
+      int const hi = vi > vj ? vi : vj, d = vi > vj ? vi - vj : vj - vi;
+      return &band(p, hi, int(band.extent(2)) - 1 - d);
+    }
   }
 
   // f(r, c) for lane l's pixels of rows [r0, r1) x columns [c0, c1) in row-major order:
@@ -169,7 +174,7 @@ struct AssembleICov {
       PairBuffer pb{nullptr, reinterpret_cast<double*>(shmem), nullptr};  // aw only
       int* const xr = reinterpret_cast<int*>(shmem + sny * snx * sizeof(double));
       int const p = t.league_rank();
-      if (band.data() != nullptr) {
+      if constexpr (kBand) {
         double* const bp = &band(p, 0, 0);
         long const len = long(band.extent(1)) * long(band.extent(2));
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
@@ -227,7 +232,7 @@ struct AssembleICov {
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
-        if (band.data() == nullptr)
+        if constexpr (!kBand)
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
                                [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
         else
@@ -245,7 +250,7 @@ struct AssembleICov {
     int const f1 = fib0 + k1;
     // The team's rows start at zero (lower triangle, contiguous stores); the barrier orders
     // these stores before the band entries, which other lanes may write.
-    if (band.data() == nullptr) {
+    if constexpr (!kBand) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
@@ -376,7 +381,7 @@ struct AssembleICov {
 
 // Weak prior (§4): minweight = 1e-4 max(fluxweight); bins below it get alpha =
 // minweight - fluxweight, the others alpha = regularize; iCov += diag(alpha^2 + 1e-15).
-template <class ExecSpace>
+template <class ExecSpace, class Solve>
 struct ApplyPrior {
   using T = Types<ExecSpace>;
   using Member = typename T::Member;
@@ -403,10 +408,10 @@ struct ApplyPrior {
       double const f = fw(p, i);
       double const alpha = f < minw ? minw - f : regularize;
       Kokkos::single(Kokkos::PerThread(t), [&]() {
-        double& d = band.data() == nullptr
-                        ? icov(p, i, i)
-                        : band(p, (i % m) * nslots + i / m, int(band.extent(2)) - 1);
-        d += alpha * alpha + 1e-15;
+        if constexpr (is_band_v<Solve>)
+          band(p, (i % m) * nslots + i / m, int(band.extent(2)) - 1) += alpha * alpha + 1e-15;
+        else
+          icov(p, i, i) += alpha * alpha + 1e-15;
       });
     });
     Kokkos::single(Kokkos::PerTeam(t), [&]() { minweight(p) = minw; });
@@ -414,29 +419,30 @@ struct ApplyPrior {
 };
 
 /// Returns the pixel products summed (ExtractStats::assembly_macs).
-template <class ExecSpace>
+template <class ExecSpace, class Solve>
 long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                   Workspace<ExecSpace> const& ws) {
+                   Workspace<ExecSpace> const& ws, Solve) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
   long long macs = 0;
-  if (b.band.data() != nullptr && !T::Tune::host_loops) fill_span(fc.space, b.band, 0.0);
+  if constexpr (is_band_v<Solve> && !T::Tune::host_loops) fill_span(fc.space, b.band, 0.0);
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;  // see operator()
-  std::size_t const bytes = AssembleICov<ExecSpace>::scratch_bytes(s.nslots, s.sny * s.snx);
+  std::size_t const bytes = AssembleICov<ExecSpace, Solve>::scratch_bytes(s.nslots, s.sny * s.snx);
   int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
-  Kokkos::parallel_reduce("kspecter::extract::assemble_icov",
-                          Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
-                              .set_scratch_size(level, Kokkos::PerTeam(bytes)),
-                          AssembleICov<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(),
-                                                  fc.image, b.icov, b.rhs, b.fw, s.nslots, s.m,
-                                                  s.sny, s.snx, s.npy, s.npx, level, b.band},
-                          macs);
+  Kokkos::parallel_reduce(
+      "kspecter::extract::assemble_icov",
+      Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
+          .set_scratch_size(level, Kokkos::PerTeam(bytes)),
+      AssembleICov<ExecSpace, Solve>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image,
+                                     b.icov, b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx,
+                                     level, b.band},
+      macs);
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
-                       ApplyPrior<ExecSpace>{b.ptab, b.icov, b.fw, b.minw, s.m, fc.opt.regularize,
-                                             b.band, s.nslots});
+                       ApplyPrior<ExecSpace, Solve>{b.ptab, b.icov, b.fw, b.minw, s.m,
+                                                    fc.opt.regularize, b.band, s.nslots});
   fc.space.fence();
   return macs;
 }

@@ -9,11 +9,13 @@
 #pragma once
 
 #include "context.hpp"
+#include "solve_variant.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/solve/band.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace kspecter::extract::detail {
 
@@ -76,10 +78,12 @@ struct BandFromSpots {
   }
 };
 
-/// The half-bandwidth of the batch's iCov in wavelength-major order (BandFromSpots), or -1
-/// when the band does not fit the storage it borrows (then the batch takes the dense path).
+/// The band variant with the half-bandwidth of the batch's iCov in wavelength-major order
+/// (BandFromSpots), or none when the band does not fit the storage it borrows (then the batch
+/// takes the dense path).
 template <class ExecSpace>
-int band_half_width(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, int P) {
+std::optional<BandSolve> band_variant(FrameContext<ExecSpace> const& fc,
+                                      Workspace<ExecSpace> const& ws, int P) {
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::windows", fc.times);
   FrameShape const& s = fc.shape;
   BandFromSpots<ExecSpace> const f{ws.spots.xc, ws.spots.yc, ws.ptab_all, ws.half_width_all,
@@ -91,7 +95,8 @@ int band_half_width(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> cons
       Kokkos::HostSpace(), Kokkos::subview(ws.half_width_all, std::make_pair(0, P)));
   int most = 0;
   for (int p = 0; p < P; ++p) most = std::max(most, hw(p));
-  return most + 1 <= s.m ? most : -1;
+  if (most + 1 > s.m) return std::nullopt;
+  return BandSolve{most};
 }
 
 // y between the two orders; a failed patch gets y = 0 (as the dense path's RepairFailed).
@@ -115,7 +120,7 @@ struct ReorderRhs {
 /// b.rhs, fiber-major); returns the patches whose factorisation failed (they go on with L = I
 /// and f = 0).
 template <class ExecSpace>
-int factorise_band(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b) {
+int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, BandSolve) {
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
   FrameShape const& s = fc.shape;
@@ -145,7 +150,8 @@ struct CoreSlots {
 
 /// The covariance blocks of the core fibers, C_ff, into b.qb ([P * ncs][m][m]).
 template <class ExecSpace>
-void covariance_blocks_band(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b) {
+void covariance_blocks(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                       BandSolve) {
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::covariance", fc.times);
   FrameShape const& s = fc.shape;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "solve_variant.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/solve/batched.hpp>
@@ -161,15 +162,16 @@ QRows rows_of_q(FrameContext<ExecSpace> const& fc) {
   return use ? QRows{lo, hi - lo} : QRows{};
 }
 
-/// `gathered`: the core blocks are already in b.qb (the band path makes them there).
-template <class ExecSpace>
+/// The core blocks are gathered into b.qb first on the dense path; the band path makes them
+/// there.
+template <class ExecSpace, class Solve>
 void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                 Workspace<ExecSpace>& ws, bool gathered = false) {
+                 Workspace<ExecSpace>& ws, Solve) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
   FrameShape const& s = fc.shape;
-  if (!gathered)
+  if constexpr (!is_band_v<Solve>)
     Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
                          Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
                          GatherCoreBlocks<ExecSpace>{b.ptab, b.cblk, b.qb, s.ncs, s.m});

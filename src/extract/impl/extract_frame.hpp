@@ -14,6 +14,7 @@
 #include "finish_spectra.hpp"
 #include "patch_capture.hpp"
 #include "quality.hpp"
+#include "solve_variant.hpp"
 #include "spots_stage.hpp"
 #include "stitch.hpp"
 #include "windows_stage.hpp"
@@ -42,6 +43,26 @@ std::shared_ptr<Workspace<ExecSpace>> workspace_for(FrameContext<ExecSpace> cons
   return std::make_shared<W>(fc.space, fc.plan, fc.shape, fc.opt.model, res);
 }
 
+// One batch's solve on the variant it was given: assembly, factorisation, covariance blocks,
+// decorrelation. Returns the batch's views, which its quality stage reads after.
+template <class ExecSpace, class Solve>
+BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, int P, Solve variant,
+                                  Workspace<ExecSpace>& ws, PatchCapture<ExecSpace>& capture,
+                                  FrameResult& res) {
+  if constexpr (!is_band_v<Solve>) ws.ensure_dense();
+  res.stats.nbatch_band += is_band_v<Solve> ? 1 : 0;
+  BatchViews<ExecSpace> const b = ws.batch(P, variant);
+  capture.before_assembly(b, variant);
+  res.stats.assembly_macs += assemble(fc, b, ws, variant);
+  capture.after_assembly(b, variant);
+  res.stats.nfailed += factorise(fc, b, variant);
+  capture.after_factorisation(b);
+  covariance_blocks(fc, b, variant);
+  decorrelate(fc, b, ws, variant);
+  capture.after_decorrelation(b, fc.shape.ncs);
+  return b;
+}
+
 // The batches of the plan, stage by stage, then the stitch.
 template <class ExecSpace>
 void run_batches(FrameContext<ExecSpace> const& fc,
@@ -59,27 +80,16 @@ void run_batches(FrameContext<ExecSpace> const& fc,
     pixel_windows(fc, batch, ws);
     int const P = batch.patch_end - batch.patch_begin;
     // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
-    int const hw = opt.band_solve ? band_half_width(fc, ws, P) : -1;
+    std::optional<BandSolve> const band =
+        opt.band_solve ? band_variant(fc, ws, P) : std::optional<BandSolve>();
     // The spectra the batches before finished go to the host while this batch's assembly and
-    // solves run. Started before this batch's spots and plan, the copy (to pageable memory,
-    // through the driver's staging) held up their own small copies to the host
+    // solves run. Started before this batch's spots and windows, the copy (to pageable
+    // memory, through the driver's staging) held up their own small copies to the host
     // (perf/gpu_runs.md, session 16).
     arrays.copy_spectra(space, finished.quality);
-    if (hw < 0) ws.ensure_dense();
-    res.stats.nbatch_band += hw >= 0 ? 1 : 0;
-    BatchViews<ExecSpace> const b = ws.batch(P, hw);
     PatchCapture<ExecSpace> capture(fc, batch, ws);
-    capture.before_assembly(b);
-    res.stats.assembly_macs += assemble(fc, b, ws);
-    capture.after_assembly(b);
-    res.stats.nfailed += hw >= 0 ? factorise_band(fc, b) : factorise(fc, b);
-    capture.after_factorisation(b);
-    if (hw >= 0)
-      covariance_blocks_band(fc, b);
-    else
-      covariance_blocks(fc, b);
-    decorrelate(fc, b, ws, hw >= 0);
-    capture.after_decorrelation(b, fc.shape.ncs);
+    BatchViews<ExecSpace> const b = band ? solve_batch(fc, P, *band, ws, capture, res)
+                                         : solve_batch(fc, P, DenseSolve{}, ws, capture, res);
     // The spectra of the bundles finished so far are finished on the device, and copied
     // during the next batch; the last batch's solution during its quality stage, unless the
     // frame model (frame_model.hpp) still needs it in the solver's units.

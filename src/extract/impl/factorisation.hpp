@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "solve_variant.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/solve/batched.hpp>
@@ -30,9 +31,9 @@ struct RepairFailed {
   }
 };
 
-/// Returns the patches whose factorisation failed.
+/// The dense path. Returns the patches whose factorisation failed.
 template <class ExecSpace>
-int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b) {
+int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, DenseSolve) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);

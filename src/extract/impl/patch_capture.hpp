@@ -4,6 +4,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "solve_variant.hpp"
 #include "workspace.hpp"
 
 #include <cstddef>
@@ -40,18 +41,20 @@ class PatchCapture {
 
   /// The kernels fill the lower triangle only: the captured matrices are zeroed first, so
   /// that every byte copied out is defined.
-  void before_assembly(BatchViews<ExecSpace> const& b) const {
-    if (b.band.data() != nullptr) return;  // the band path zeroes its band
+  template <class Solve>
+  void before_assembly(BatchViews<ExecSpace> const& b, Solve) const {
+    if constexpr (is_band_v<Solve>) return;  // the band path zeroes its band
     for (int i : index_)
       Kokkos::deep_copy(space_, Kokkos::subview(b.icov, i, Kokkos::ALL, Kokkos::ALL), 0.0);
   }
 
-  void after_assembly(BatchViews<ExecSpace> const& b) {
+  template <class Solve>
+  void after_assembly(BatchViews<ExecSpace> const& b, Solve) {
     for (std::size_t d = 0; d < index_.size(); ++d) {
       PatchDebug& pd = patches_[d];
       int const n = pd.n;
       auto& c = pd.icov;
-      if (b.band.data() != nullptr) {
+      if constexpr (is_band_v<Solve>) {
         // The band (wavelength-major, v = bin * nslots + slot) back to a full fiber-major matrix.
         std::vector<double> band;
         grab(Kokkos::subview(b.band, index_[d], Kokkos::ALL, Kokkos::ALL), band);

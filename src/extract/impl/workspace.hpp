@@ -5,6 +5,7 @@
 
 #include "arena.hpp"
 #include "context.hpp"
+#include "solve_variant.hpp"
 
 #include <kspecter/core/allocate.hpp>
 #include <kspecter/extract/frame.hpp>
@@ -253,9 +254,10 @@ class Workspace {
     meter.hold(spot_bytes_);
   }
 
-  /// The first P patches' buffers, with this batch's spots: iCov as band matrices of
-  /// half-width hw, or dense ones (hw < 0; ensure_dense first).
-  BatchViews<ExecSpace> batch(int P, int hw) const {
+  /// The first P patches' buffers, with this batch's spots: iCov as band matrices of the
+  /// variant's half-width, or dense ones (DenseSolve: ensure_dense first).
+  template <class Solve>
+  BatchViews<ExecSpace> batch(int P, Solve variant) const {
     BatchViews<ExecSpace> b;
     auto const pr = std::make_pair(0, P);
     b.P = P;
@@ -264,8 +266,8 @@ class Workspace {
     b.xc = spots.xc;
     b.yc = spots.yc;
     b.ptab = ptab_all;
-    if (hw >= 0)
-      b.band = solve::BandBatch<mem>(cblk_all.data(), P, shape_.n, hw + 1);
+    if constexpr (is_band_v<Solve>)
+      b.band = solve::BandBatch<mem>(cblk_all.data(), P, shape_.n, variant.half_width + 1);
     else
       b.icov = Kokkos::subview(icov_all, pr, Kokkos::ALL, Kokkos::ALL);
     b.rhs = Kokkos::subview(rhs_all, pr, Kokkos::ALL);
