@@ -11,7 +11,9 @@
 # (default 4, at least 2). KSPECTER_BUDGETS="8 16" adds bench_extract runs of this tree with those memory
 # budgets (GiB; batch sizes). KSPECTER_AFTER_ARGS="--keep-buffers 1" adds, to each round, a run
 # of this tree with those arguments. KSPECTER_BATCH_CHECK=1 extracts three frames (A, B, A) with
-# one `extract --batch` (kept device buffers) and compares each with the frame extracted alone. KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
+# one `extract --batch` (kept device buffers) and compares each with the frame extracted alone.
+# KSPECTER_DIGESTS=1 prints bench_extract's frame digest (5 bundles) of both trees with the
+# dense and the band solver. KSPECTER_GPU_SPECTER=1 runs gpu_specter on the same preproc and GPU after the CLI
 # runs (.gpu-specter staged as perf/gpu_specter_inputs.py's head says).
 #
 # Here:
@@ -55,6 +57,14 @@ note "bench_extract"
   bench after --repeat 1 --solver band --kernels
 } > "$out/bench_extract.log" 2>&1
 grep -E "^==|extract_frame|peak|batches|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
+if [ "${KSPECTER_DIGESTS:-0}" = 1 ]; then  # the frame's digest, both solvers, both trees
+  for solver in dense band; do
+    for tree in before after; do
+      echo "== $tree, $solver: $(bench $tree --nbundles 5 --repeat 1 --solver $solver 2>&1 |
+        grep 'frame digest' | sed 's/.*: //')"
+    done
+  done
+fi
 
 NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)"
 if [ -n "$NCU" ]; then
