@@ -4,6 +4,7 @@
 #pragma once
 
 #include "spot_kernel.hpp"
+#include "tuning.hpp"
 
 #include <kspecter/core/allocate.hpp>
 #include <kspecter/core/error.hpp>
@@ -58,7 +59,9 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
   k.pw1 = psf.wavemax;
   k.layout();
 
-  int vector_length = HostLoops ? 1 : (options.vector_length > 0 ? options.vector_length : 32);
+  using Tune = detail::SpotTuning<HostLoops>;
+  int vector_length =
+      HostLoops ? 1 : (options.vector_length > 0 ? options.vector_length : Tune::vector_length);
   if (vector_length > Policy::vector_length_max()) vector_length = Policy::vector_length_max();
   int const bytes_per_wave = int(sizeof(double)) * k.per_wave;
   int const scratch_max = Policy::scratch_size_max(0);
@@ -69,7 +72,7 @@ void launch_spots(ExecSpace const& space, DevicePsf<typename ExecSpace::memory_s
                          " B): spot or Gauss-Hermite degree too large");
   // Host-driver teams hold one wavelength's scratch whatever their block; team-driver
   // teams the whole block's.
-  int wpt = options.waves_per_team > 0 ? options.waves_per_team : (HostLoops ? 32 : 8);
+  int wpt = options.waves_per_team > 0 ? options.waves_per_team : Tune::waves_per_team;
   if (!HostLoops && wpt * bytes_per_wave > scratch_max) wpt = scratch_max / bytes_per_wave;
   if (wpt > nwave) wpt = nwave;
   k.waves_per_team = wpt;
