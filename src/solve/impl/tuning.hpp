@@ -81,8 +81,8 @@ struct Tuning<ExecSpace, false> {
   static constexpr int eig_chain_team = 32, eig_apply_cols = 32, eig_round = 32;
   /// The staged finish on the fp64 tensor cores (eig_finish_dmma.hpp), teams of
   /// eig_finish_warps warps, eig_finish_teams_per_sm an SM at least (the launch bound): CUDA
-  /// on sm_80 and later. 4 warps (154 registers) beat the generic finish and 8 warps on an
-  /// H100 (8 warps, 3 teams: 80 registers; perf/gpu_runs.md).
+  /// on sm_80 and later. On an H100, 4 warps (154 registers) beat the generic finish, and 8
+  /// warps bounded to 3 teams an SM (80 registers, no spills) beat 4 (perf/gpu_runs.md).
 #if KSPECTER_CUDA_DMMA
   static constexpr bool eig_finish_dmma = std::is_same_v<ExecSpace, Kokkos::Cuda>;
 #else
