@@ -12,7 +12,9 @@
 #   (default build-cuda: nvcc_wrapper, static kspecter, Release), then stage. The Kokkos is the
 #   patched 3.4.01, or the source tree $KSPECTER_GPU_KOKKOS_SRC (e.g. Kokkos 4.6.01:
 #   KSPECTER_GPU_KOKKOS_SRC=<kokkos-4.6.01> KSPECTER_GPU_BUILD=build-cuda-k4 ... prepare);
-#   perf/device/kokkos4_cuda.sh builds both on the GPU machine instead.
+#   perf/device/kokkos4_cuda.sh builds both on the GPU machine instead. KSPECTER_GPU_TARGETS
+#   (say "kspecter_cli bench_extract") builds those targets only (a full CUDA build takes about
+#   40 minutes on 2 cores).
 # stage: copies into .gpu/ (ignored by git, carried by the device tool) what the device needs
 #   and nothing else: the stripped executables, the CTest files, GoogleTest's discovery
 #   script, the shared libraries a device image may lack, and the shared test data.
@@ -62,7 +64,7 @@ do_build() {
     cmake -S "$here" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
       -DBUILD_SHARED_LIBS=OFF "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed" ${KSPECTER_GPU_CMAKE_ARGS:-} >/dev/null
-    cmake --build "$bdir" -j "$jobs"
+    cmake --build "$bdir" -j "$jobs" ${KSPECTER_GPU_TARGETS:+--target $KSPECTER_GPU_TARGETS}
     echo "gpu_run: kspecter CUDA build took $((SECONDS - t0)) s"
   fi
   set +e

@@ -50,8 +50,9 @@ class Kspecter(CMakePackage, CudaPackage, ROCmPackage):
     # ---------------------------------------------------------------- Kokkos
     # The Kokkos versions kspecter has been built and tested against: 3.4.01 (Debian's
     # Trilinos 13.2, OpenMP and CUDA) and 4.6.01 (OpenMP and Serial, as C++17 and as C++20;
-    # CUDA on an H100, with CUDA 13 and kspecter's patch for it, perf/gpu_runs.md);
-    # everything between them differs only behind core/kokkos_compat.hpp. 3.7.02 is the oldest
+    # CUDA on an H100 and an H200, with CUDA 13 and kspecter's patch for it, perf/gpu_runs.md);
+    # the develop snapshot 4.6.99 likewise for CUDA (outside Spack: its `develop` version is
+    # not in this range); everything between them differs only behind core/kokkos_compat.hpp. 3.7.02 is the oldest
     # Kokkos in spack-packages (and the first that knows Hopper without kspecter's patch). Kokkos
     # 5.x needs C++20 and has not been built with kspecter: it is left out until it has.
     depends_on("kokkos@3.7:4.6")
