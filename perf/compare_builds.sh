@@ -21,7 +21,7 @@ mkdir -p "$work" && cd "$work"
 python="${KSPECTER_PYTHON:-/usr/bin/python3}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 grid=5760,6400,0.8
-"$after" make-psf -o psf.fits >/dev/null
+"$after" make-psf -o psf.fits >/dev/null 2>&1
 "$after" simulate -p psf.fits -o a.fits.gz -n 50 --defects --seed 3 -w $grid >/dev/null 2>&1
 "$after" simulate -p psf.fits -o b.fits -n 50 --seed 4 -w $grid >/dev/null 2>&1
 outputs=(fa.fits.gz ma.fits ba.fits bb.fits.gz bc.fits mpi/ba.fits mpi/bb.fits.gz mpi/bc.fits
@@ -32,8 +32,8 @@ for who in before after; do
   "$cli" extract -i a.fits.gz -p psf.fits -o $who/fa.fits.gz -m $who/ma.fits -w $grid -n 50 \
     >/dev/null 2>&1
   for d in $who $who/mpi; do
-    printf "a.fits.gz psf.fits $d/ba.fits\nb.fits psf.fits $d/bb.fits.gz\na.fits.gz psf.fits $d/bc.fits\n" \
-      > $d/list
+    printf 'a.fits.gz psf.fits %s/ba.fits\nb.fits psf.fits %s/bb.fits.gz\na.fits.gz psf.fits %s/bc.fits\n' \
+      "$d" "$d" "$d" > "$d/list"
   done
   "$cli" extract --batch $who/list -w $grid -n 50 >/dev/null 2>&1
   OMP_NUM_THREADS=1 mpirun -np 3 "$cli" extract --batch $who/mpi/list -w $grid -n 50 \

@@ -86,7 +86,7 @@ do_build() {
 }
 
 do_measure() {
-  local k3b="$here/build-device-py" tag builds=() name b
+  local k3b="$here/build-device-py" tag builds=() name
   builds=(k3:"$k3b")
   for tag in $(cut -d' ' -f1 "$stage/kokkos-tags.txt"); do builds+=("k4-$tag:$here/build-k4-$tag"); done
   note "builds: ${builds[*]} (Kokkos 4 sources: $(tr '\n' ';' < "$stage/kokkos-tags.txt"))"
