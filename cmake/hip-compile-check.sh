@@ -28,9 +28,10 @@ echo "hip-compile-check: HIP Kokkos in $prefix ($((SECONDS - t0)) s)"
 t1=$SECONDS
 # rocm_agent_enumerator (asked by hipcc when no GPU architecture is given) looks for a GPU and
 # prints a traceback when there is none; Kokkos gives hipcc the architecture, so it is noise.
+mkdir -p "$build"  # the configure log goes inside it, never beside it in the checkout
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=hipcc \
   -DCMAKE_PREFIX_PATH="$prefix" -DKSPECTER_ENABLE_TESTS=OFF -DKSPECTER_ENABLE_BENCHMARKS=OFF \
-  -DKSPECTER_ENABLE_MPI=OFF -DKSPECTER_ENABLE_HDF5=OFF >"$build.configure.log" 2>&1 \
-  || { grep -v 'kfd\|^  File\|^    \|^Traceback\|^FileNotFound' "$build.configure.log" | tail -n 30 >&2; exit 1; }
+  -DKSPECTER_ENABLE_MPI=OFF -DKSPECTER_ENABLE_HDF5=OFF >"$build/configure.log" 2>&1 \
+  || { grep -v 'kfd\|^  File\|^    \|^Traceback\|^FileNotFound' "$build/configure.log" | tail -n 30 >&2; exit 1; }
 cmake --build "$build" --target kspecter kspecter_cli -j "${KSPECTER_BUILD_JOBS:-$(nproc)}"
 echo "hip-compile-check: kspecter compiled for HIP in $((SECONDS - t1)) s (Kokkos: $((t1 - t0)) s)"
