@@ -17,11 +17,8 @@ namespace kspecter::parallel {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using job::Clock;
+using job::seconds_since;
 
 // Relative cost of a frame for the schedule: spectra x wavelengths.
 double frame_cost(JobFrame const& f, extract::ExtractOptions opt, bool psf_grid) {
@@ -128,9 +125,7 @@ JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const
     progress.frame_extracted(frame, times);
     for (auto const& e : times.entries()) outcome.times.add(e.stage, e.seconds);
 
-    if (task.group_size > 1)
-      job::gather_frame(**fr, in->options.resolved_nspec(in->psf->nfiber), in->options.specmin,
-                        group);
+    if (task.group_size > 1) job::gather_frame(**fr, *in, group);
     if (task.group_rank != 0) continue;
     // The result is read by the caller (keep_result) only after its write is collected.
     if (frame.keep_result) outcome.results[std::size_t(task.frame)] = *fr;

@@ -14,12 +14,6 @@ namespace kspecter::parallel::job {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // Where a failure happened, for the one message the job prints.
 std::string frame_context(JobFrame const& f) {
   std::string const name = f.output.empty() ? f.origin : f.output;
@@ -185,8 +179,7 @@ std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFr
                       : empty_share(in, local));
 }
 
-void gather_frame(extract::FrameResult& fr, int total_nspec, int specmin,
-                  Communicator const& group) {
+void gather_frame(extract::FrameResult& fr, FrameInput const& in, Communicator const& group) {
   auto cat = [&](std::vector<double>& v) { v = gather_rows(v, 0, group); };
   cat(fr.flux);
   cat(fr.ivar);
@@ -198,8 +191,8 @@ void gather_frame(extract::FrameResult& fr, int total_nspec, int specmin,
   m = gather_rows(m, 0, group);
   fr.mask.assign(m.begin(), m.end());
   if (!fr.model.empty()) fr.model = sum_to_root(fr.model, 0, group);
-  fr.nspec = total_nspec;
-  fr.specmin = specmin;
+  fr.nspec = in.options.resolved_nspec(in.psf->nfiber);
+  fr.specmin = in.options.specmin;
 }
 
 }  // namespace kspecter::parallel::job

@@ -13,6 +13,7 @@
 #include <kspecter/parallel/io_worker.hpp>
 #include <kspecter/parallel/job_monitor.hpp>
 
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -22,6 +23,13 @@
 #include <vector>
 
 namespace kspecter::parallel::job {
+
+using Clock = std::chrono::steady_clock;
+
+/// Seconds since `t0` on the job's clock.
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 /// The rank's I/O threads: two readers and two writers where the FITS library allows files on
 /// several threads, so that the next frames are read side by side while the last ones are
@@ -137,8 +145,7 @@ std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFr
                                                     extract::ExtractHooks const& hooks,
                                                     StageTimes& times);
 
-/// Concatenates the group's shares of a frame on its rank 0, in rank order (collective).
-void gather_frame(extract::FrameResult& fr, int total_nspec, int specmin,
-                  Communicator const& group);
+/// Concatenates the group's shares of frame `in` on its rank 0, in rank order (collective).
+void gather_frame(extract::FrameResult& fr, FrameInput const& in, Communicator const& group);
 
 }  // namespace kspecter::parallel::job
