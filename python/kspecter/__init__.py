@@ -37,7 +37,7 @@ from ._kspecter import (
     write_model,
 )
 from ._kspecter import _set_log_function
-from ._extract import extract_frame
+from ._extract import Extractor, extract_frame
 from ._frames import write_frame
 
 _logger = None
@@ -71,6 +71,7 @@ atexit.register(finalize)
 
 __all__ = [
     "Error",
+    "Extractor",
     "InputError",
     "ParameterError",
     "Psf",

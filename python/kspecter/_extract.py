@@ -18,7 +18,7 @@ RESULT_KEYS = ("specflux", "specivar", "specmask", "wave", "Rdiags", "pixmask_fr
 def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavestep=50,
                   nsubbundles=1, model=None, regularize=0, psferr=None, comm=None, gpu=None,
                   loglevel=None, timing=None, wavepad=10, pixpad_frac=0.8, wavepad_frac=0.2,
-                  batch_subbundle=True, ranks_per_bundle=None):
+                  batch_subbundle=True, ranks_per_bundle=None, reject_sigma=None, reject_iter=3):
     """Extracts 1-D spectra from a 2-D image by spectroperfectionism.
 
     The call and the result of gpu_specter 0.3.0's ``gpu_specter.core.extract_frame``.
@@ -68,6 +68,12 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
             batches, on the CPU as on the GPU.
         ranks_per_bundle: accepted, no effect: kspecter deals whole bundles to the ranks of
             ``comm`` in contiguous runs.
+        reject_sigma: kspecter's own, off by default (None): pixels whose residual from the
+            model exceeds this many sigma (and their neighbours above half as many) get weight
+            0 and the frame is extracted again; bins that lost a pixel get specmask COSMIC,
+            and the result gets 'rejected' (pixels per spectrum) and 'reject_passes'.
+        reject_iter: extractions again after rejection, at most (each finds the outliers left
+            by the last).
 
     Returns:
         On rank 0 (or without comm) a dict with gpu_specter's keys: 'wave' [nwave],
@@ -90,31 +96,10 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
         raise ParameterError("extract_frame: img and psf are required")
     psf = _as_psf(psf)
     grid = _grid(wavelength)
-
-    opt = _kspecter._Options()
-    opt.specmin = _integer(specmin, "specmin")
-    if nspec is not None and _integer(nspec, "nspec") < 1:
-        raise ParameterError(f"extract_frame: nspec must be 1 or more (None: every fiber), "
-                             f"not {nspec}")
-    opt.nspec = -1 if nspec is None else _integer(nspec, "nspec")
-    opt.bundlesize = _integer(bundlesize, "bundlesize")
-    opt.nsubbundles = _integer(nsubbundles, "nsubbundles")
-    opt.nwavestep = _integer(nwavestep, "nwavestep")
-    opt.wavepad = _integer(wavepad, "wavepad")
-    opt.wavepad_frac = float(wavepad_frac)
-    opt.pixpad_frac = float(pixpad_frac)
-    opt.regularize = float(regularize)
-    if psferr is not None and not float(psferr) >= 0:
-        raise ParameterError(f"extract_frame: psferr must be 0 or more (None: the PSF's "
-                             f"PSFERR), not {psferr}")
-    opt.psferr = -1.0 if psferr is None else float(psferr)
-    if grid is not None:
-        opt.wmin, opt.wmax, opt.dw = grid
-    opt.model = bool(model)
-    try:
-        image, ivar = img["image"], img["ivar"]
-    except (KeyError, TypeError):
-        raise ParameterError("extract_frame: img must be a dict with 'image' and 'ivar'") from None
+    opt = _options(bundlesize, specmin, nspec, grid, nwavestep, nsubbundles, model, regularize,
+                   psferr, wavepad, pixpad_frac, wavepad_frac, reject_sigma, reject_iter,
+                   "extract_frame")
+    image, ivar = _image_pair(img, "extract_frame")
 
     # No grid: the job takes the PSF's, as the CLI's does (one rule, in the library).
     result, stages = _kspecter._extract(image, ivar, psf, opt, grid is None, _comm_address(comm),
@@ -128,12 +113,116 @@ def extract_frame(img, psf, bundlesize, specmin, nspec, wavelength=None, nwavest
         timing.update(stages)
     if result is None:
         return None
-    return {key: result[key] for key in RESULT_KEYS}
+    return _gpu_specter_dict(result)
 
 
-def _integer(value, name):
+def _gpu_specter_dict(result):
+    """gpu_specter's keys in its order, then kspecter's rejection counts when it ran."""
+    out = {key: result[key] for key in RESULT_KEYS}
+    for key in ("rejected", "reject_passes"):
+        if key in result:
+            out[key] = result[key]
+    return out
+
+
+def _options(bundlesize, specmin, nspec, grid, nwavestep, nsubbundles, model, regularize, psferr,
+             wavepad, pixpad_frac, wavepad_frac, reject_sigma, reject_iter, caller):
+    """The library's options from gpu_specter's arguments (and kspecter's rejection)."""
+    opt = _kspecter._Options()
+    opt.specmin = _integer(specmin, "specmin", caller)
+    if nspec is not None and _integer(nspec, "nspec", caller) < 1:
+        raise ParameterError(f"{caller}: nspec must be 1 or more (None: every fiber), "
+                             f"not {nspec}")
+    opt.nspec = -1 if nspec is None else _integer(nspec, "nspec", caller)
+    opt.bundlesize = _integer(bundlesize, "bundlesize", caller)
+    opt.nsubbundles = _integer(nsubbundles, "nsubbundles", caller)
+    opt.nwavestep = _integer(nwavestep, "nwavestep", caller)
+    opt.wavepad = _integer(wavepad, "wavepad", caller)
+    opt.wavepad_frac = float(wavepad_frac)
+    opt.pixpad_frac = float(pixpad_frac)
+    opt.regularize = float(regularize)
+    if psferr is not None and not float(psferr) >= 0:
+        raise ParameterError(f"{caller}: psferr must be 0 or more (None: the PSF's "
+                             f"PSFERR), not {psferr}")
+    opt.psferr = -1.0 if psferr is None else float(psferr)
+    if grid is not None:
+        opt.wmin, opt.wmax, opt.dw = grid
+    opt.model = bool(model)
+    if reject_sigma is not None:
+        if not float(reject_sigma) > 0 or not np.isfinite(float(reject_sigma)):
+            raise ParameterError(f"{caller}: reject_sigma must be a number > 0 (None: no "
+                                 f"rejection), not {reject_sigma}")
+        opt.reject_sigma = float(reject_sigma)
+    opt.reject_iter = _integer(reject_iter, "reject_iter", caller)
+    return opt
+
+
+def _image_pair(img, caller):
+    try:
+        return img["image"], img["ivar"]
+    except (KeyError, TypeError):
+        raise ParameterError(f"{caller}: img must be a dict with 'image' and 'ivar'") from None
+
+
+class Extractor:
+    """Repeated extractions with one PSF, grid and set of options, kept warm.
+
+    The constructor takes ``extract_frame``'s arguments less the image (and less ``comm``:
+    an Extractor runs in one process), with the same names and defaults. It keeps the PSF's
+    tables and the device buffers from call to call, so that an iterative loop (a correction
+    of the image, noise realisations, outlier rejection) pays for neither again.
+
+    ``extract(img)`` takes ``extract_frame``'s image dict and returns its dict, bit for bit
+    what ``extract_frame`` returns for the same image. ``model()`` returns the model image of
+    the last extraction, [ny][nx] float64 electrons, read-only (the next extraction makes a
+    new one). ``close()`` frees its device memory; so does Python's collector, and kspecter's
+    finalize at exit.
+    """
+
+    def __init__(self, psf, bundlesize, specmin, nspec, wavelength=None, nwavestep=50,
+                 nsubbundles=1, model=None, regularize=0, psferr=None, gpu=None, wavepad=10,
+                 pixpad_frac=0.8, wavepad_frac=0.2, reject_sigma=None, reject_iter=3):
+        grid = _grid(wavelength)
+        opt = _options(bundlesize, specmin, nspec, grid, nwavestep, nsubbundles, model,
+                       regularize, psferr, wavepad, pixpad_frac, wavepad_frac, reject_sigma,
+                       reject_iter, "Extractor")
+        self._model = bool(model)
+        self._ex = _kspecter._Extractor(_as_psf(psf), opt, grid is None, gpu)
+
+    def extract(self, img, timing=None):
+        """The frame of ``img`` (a dict with 'image' and 'ivar', as ``extract_frame``'s),
+        as ``extract_frame``'s dict; ``timing`` (a dict) gets the stage times in seconds."""
+        image, ivar = _image_pair(img, "Extractor.extract")
+        result, stages = self._ex.extract(image, ivar)
+        if isinstance(timing, dict):
+            timing.update(stages)
+        out = _gpu_specter_dict(result)
+        out["modelimage"] = self.model() if self._model else None
+        return out
+
+    def model(self):
+        """The model image of the last extraction (None before the first)."""
+        return self._ex.model()
+
+    @property
+    def backend(self):
+        """The backend it extracts on ('openmp', 'cuda', ...)."""
+        return self._ex.backend
+
+    def close(self):
+        """Frees the device memory it keeps (the next extraction allocates it again)."""
+        self._ex.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _integer(value, name, caller="extract_frame"):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ParameterError(f"extract_frame: {name} must be an integer, got {value!r}")
+        raise ParameterError(f"{caller}: {name} must be an integer, got {value!r}")
     return int(value)
 
 

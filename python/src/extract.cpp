@@ -31,7 +31,59 @@ py::dict result_dict(extract::FrameResult&& fr) {
   else
     d["modelimage"] = adopt(std::move(fr.model), {fr.model_ny, fr.model_nx});
   d["specmin"] = fr.specmin;
+  if (!fr.rejected.empty() || fr.reject_passes > 0) {
+    d["rejected"] = adopt(std::vector<std::int64_t>(fr.rejected.begin(), fr.rejected.end()), {ns});
+    d["reject_passes"] = fr.reject_passes;
+  }
   return d;
+}
+
+py::dict stage_times(StageTimes const& t) {
+  py::dict times;
+  for (auto const& e : t.entries()) times[py::str(e.stage)] = e.seconds;
+  return times;
+}
+
+// A read-only numpy array over a shared vector, which it keeps alive (no copy).
+py::array_t<double> shared_array(std::shared_ptr<std::vector<double> const> v, py::ssize_t ny,
+                                 py::ssize_t nx) {
+  auto* held = new std::shared_ptr<std::vector<double> const>(std::move(v));
+  py::capsule free_it(
+      held, [](void* p) { delete static_cast<std::shared_ptr<std::vector<double> const>*>(p); });
+  py::array_t<double> a({ny, nx}, (*held)->data(), free_it);
+  a.attr("flags").attr("writeable") = false;
+  return a;
+}
+
+// kspecter.Extractor's C++ half: an extract::Extractor on the backend `gpu` chooses, with its
+// device memory released when Kokkos ends.
+std::shared_ptr<extract::Extractor> make_extractor(py::handle psf_obj,
+                                                   extract::ExtractOptions options, bool psf_grid,
+                                                   py::handle gpu) {
+  ensure_initialized();
+  auto psf = psf_from(psf_obj);
+  if (psf_grid) extract::use_psf_grid(options, *psf);
+  auto e = std::make_shared<extract::Extractor>(backend_for(gpu), std::move(psf), options);
+  release_before_finalize(e);
+  return e;
+}
+
+py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle ivar) {
+  ensure_initialized(device_of(image));
+  BorrowedImage const img = borrow_image(image, "img['image']");
+  BorrowedImage const iv = borrow_image(ivar, "img['ivar']");
+  StageTimes times;
+  extract::FrameResult fr;
+  {
+    py::gil_scoped_release unlocked;
+    fr = e.extract(img.array, iv.array, &times);
+  }
+  return py::make_tuple(result_dict(std::move(fr)), stage_times(times));
+}
+
+py::object extractor_model(extract::Extractor const& e) {
+  if (!e.model()) return py::none();
+  return shared_array(e.model(), e.model_ny(), e.model_nx());
 }
 
 LogLevel log_level(std::string const& name) { return parse_log_level(name); }
@@ -70,8 +122,7 @@ py::tuple extract(py::handle image, py::handle ivar, py::handle psf_obj,
     if (out.local_error) std::rethrow_exception(out.local_error);
     throw Error(out.summary.error);  // another rank's failure: every rank raises
   }
-  py::dict times;
-  for (auto const& e : out.times.entries()) times[py::str(e.stage)] = e.seconds;
+  py::dict const times = stage_times(out.times);
   py::object result = py::none();
   if (out.results[0]) result = result_dict(std::move(*out.results[0]));
   return py::make_tuple(result, times);
@@ -97,7 +148,17 @@ void bind_extract(py::module_& m) {
       .def_readwrite("psferr", &extract::ExtractOptions::psferr)
       .def_readwrite("model", &extract::ExtractOptions::model)
       .def_readwrite("memory_budget", &extract::ExtractOptions::memory_budget)
-      .def_readwrite("bundles_per_batch", &extract::ExtractOptions::bundles_per_batch);
+      .def_readwrite("bundles_per_batch", &extract::ExtractOptions::bundles_per_batch)
+      .def_readwrite("reject_sigma", &extract::ExtractOptions::reject_sigma)
+      .def_readwrite("reject_iter", &extract::ExtractOptions::reject_iter);
+  py::class_<extract::Extractor, std::shared_ptr<extract::Extractor>>(m, "_Extractor")
+      .def(py::init(&make_extractor), py::arg("psf"), py::arg("options"), py::arg("psf_grid"),
+           py::arg("gpu"))
+      .def("extract", &extractor_extract, py::arg("image"), py::arg("ivar"),
+           "(result dict, stage times) of one frame; use kspecter.Extractor.extract")
+      .def("model", &extractor_model, "the last extraction's model image (read-only), or None")
+      .def("release", &extract::Extractor::release, "frees the device memory it keeps")
+      .def_property_readonly("backend", &extract::Extractor::backend);
   m.def("_extract", &extract, py::arg("image"), py::arg("ivar"), py::arg("psf"), py::arg("options"),
         py::arg("psf_grid"), py::arg("comm_address"), py::arg("gpu"), py::arg("loglevel"),
         "One frame through kspecter's job: (result dict or None off the root rank, stage "

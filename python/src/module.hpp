@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kspecter/extract/backend.hpp>
+#include <kspecter/extract/extractor.hpp>
 #include <kspecter/io/frame_file.hpp>
 #include <kspecter/psf/gauss_hermite_psf.hpp>
 
@@ -91,6 +92,8 @@ void bind_runtime(py::module_& m);
 /// the one named (initialize(device=), $KSPECTER_DEVICE), else `array_device` (the GPU of the
 /// first call's arrays) when >= 0, else the calling thread's current CUDA device (cupy's).
 void ensure_initialized(int array_device = -1);
+/// Releases `e`'s device memory when Kokkos ends (finalize), if `e` still lives then.
+void release_before_finalize(std::shared_ptr<extract::Extractor> const& e);
 /// The backend a call runs on: `gpu` True/False/None -> cuda / the host backend / the default.
 std::string backend_for(py::handle gpu);
 

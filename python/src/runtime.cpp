@@ -9,15 +9,19 @@
 #include <kspecter/core/error.hpp>
 #include <kspecter/core/log.hpp>
 #include <kspecter/extract/backend.hpp>
+#include <kspecter/extract/extractor.hpp>
 #include <kspecter/parallel/environment.hpp>
 
 #include <pybind11/stl.h>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace kspecter::python {
 
@@ -32,6 +36,9 @@ struct Runtime {
   // Kokkos' OpenMP backend (3.x) belongs to the thread that initialized it: its instance is
   // OpenMP-threadprivate, and another thread finds it uninitialized.
   std::thread::id owner;
+  // Objects that hold Kokkos memory past a call (kspecter.Extractor): released before Kokkos
+  // ends, so that none frees a View after it.
+  std::vector<std::weak_ptr<extract::Extractor>> holders;
 };
 
 Runtime& runtime() {
@@ -111,6 +118,9 @@ void initialize(std::optional<std::string> backend, std::optional<int> device,
 void finalize() {
   Runtime& rt = runtime();
   if (!rt.env) return;
+  for (auto const& h : rt.holders)
+    if (auto const e = h.lock()) e->release();
+  rt.holders.clear();
   rt.env.reset();
   rt.finalized = true;
 }
@@ -124,6 +134,14 @@ void ensure_initialized(int array_device) {
     throw Error(
         "kspecter runs Kokkos on the thread that started it (kspecter.initialize() or the "
         "first extraction): call it from that thread");
+}
+
+void release_before_finalize(std::shared_ptr<extract::Extractor> const& e) {
+  Runtime& rt = runtime();
+  rt.holders.erase(std::remove_if(rt.holders.begin(), rt.holders.end(),
+                                  [](auto const& h) { return h.expired(); }),
+                   rt.holders.end());
+  rt.holders.push_back(e);
 }
 
 std::string backend_for(py::handle gpu) {

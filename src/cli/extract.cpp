@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -133,6 +134,11 @@ int run_extract(int argc, char** argv) {
   args.option("backend", 0, "NAME", "one of " + extract::backend_names(), "auto");
   args.option("memory-budget", 0, "GIB", "device memory for batch buffers, GiB",
               number_text(double(def.memory_budget) / double(1ull << 30)));
+  args.option("reject-sigma", 0, "S",
+              "reject pixels whose residual from the model exceeds S sigma (and their "
+              "neighbours above S/2), then extract again (default: no rejection)");
+  args.option("reject-iter", 0, "N", "extractions again after rejection, at most",
+              std::to_string(def.reject_iter));
   args.flag("no-truth", 0, "do not compare with truth spectra found in the input");
   args.option("timing-json", 0, "FILE",
               "write the job's stage times and wall times here as JSON (rank 0), for pipeline "
@@ -165,6 +171,13 @@ int run_extract(int argc, char** argv) {
   opt.wavepad = args.get_int("wavepad");
   opt.wavepad_frac = args.get_double("wavepad-frac");
   opt.pixpad_frac = args.get_double("pixpad-frac");
+  if (args.has("reject-sigma")) {
+    opt.reject_sigma = args.get_double("reject-sigma");
+    if (!(opt.reject_sigma > 0 && std::isfinite(opt.reject_sigma)))
+      throw ParameterError("extract: --reject-sigma must be a number > 0, got " +
+                           args.get("reject-sigma"));
+  }
+  opt.reject_iter = args.get_int("reject-iter");
   double const budget_gib = args.get_double("memory-budget");
   // Up to 1 PiB: beyond, the byte count would not fit size_t (and no device has it).
   if (!(budget_gib > 0 && budget_gib <= 1048576.0))

@@ -82,6 +82,9 @@ int run_simulate(int argc, char** argv) {
               "input spectra: a FITS file with TRUTH_FLUX [nspec][nwave] (electron/Angstrom, "
               "key SPECMIN) and TRUTH_WAVE, e.g. a file simulate wrote; replaces -w");
   args.flag("defects", 0, "add bad columns and cosmic rays (masked, ivar 0)");
+  args.flag("unmasked-cosmics", 0,
+            "with --defects: leave the cosmic rays out of MASK and IVAR (hits that preproc "
+            "missed, for --reject-sigma)");
   add_common_options(args);
   if (!args.parse(argc, argv)) return 0;
 
@@ -140,6 +143,9 @@ int run_simulate(int argc, char** argv) {
   opt.readnoise = readnoise;
   opt.noiseless = args.is_set("noiseless");
   opt.defects = args.is_set("defects");
+  if (args.is_set("unmasked-cosmics") && !opt.defects)
+    throw ParameterError("simulate: --unmasked-cosmics goes with --defects");
+  opt.defect.mask_cosmics = !args.is_set("unmasked-cosmics");
   sim::SimulatedImage sim = sim::simulate_on_host(psf, spectra, opt, &times);
   if (opt.defects)
     s.log.info("simulate: defects: " + std::to_string(sim.defects.bad_columns) + " bad columns (" +

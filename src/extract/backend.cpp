@@ -230,6 +230,31 @@ auto on_backend(std::string const& backend, F&& f) {
 
 }  // namespace
 
+std::vector<double> host_copy(ImageArray const& a) {
+  std::vector<double> out(std::size_t(a.ny) * std::size_t(a.nx));
+  ImageArray h = a;
+#ifdef KOKKOS_ENABLE_CUDA
+  std::vector<char> elements;
+  if (a.on_device) {
+    elements = device_span_to_host(a);
+    std::size_t const esize = a.type == ImageArray::Type::f32 ? sizeof(float) : sizeof(double);
+    h.on_device = false;
+    h.data = elements.data() - span_of(a).first * std::ptrdiff_t(esize);
+  }
+#else
+  if (a.on_device)
+    throw ParameterError("extract: a GPU array was given but this build has no GPU backend");
+#endif
+  for (int y = 0; y < h.ny; ++y)
+    for (int x = 0; x < h.nx; ++x) {
+      std::ptrdiff_t const at = std::ptrdiff_t(y) * h.row_stride + std::ptrdiff_t(x) * h.col_stride;
+      out[std::size_t(y) * std::size_t(h.nx) + std::size_t(x)] =
+          h.type == ImageArray::Type::f32 ? double(static_cast<float const*>(h.data)[at])
+                                          : static_cast<double const*>(h.data)[at];
+    }
+  return out;
+}
+
 std::string backend_names() {
   std::string s = "auto";
   detail::for_each_backend([&](char const* name, auto) { s += std::string(", ") + name; });

@@ -55,6 +55,9 @@ void ExtractOptions::validate(int nfiber) const {
   require(std::isfinite(psferr) && (psferr >= 0 || psferr == -1),
           "psferr must be 0 or more (-1: the PSF's PSFERR), got " + std::to_string(psferr));
   require(eig_rel_clip >= 0 && eig_rel_clip < 1, "eig_rel_clip must be in [0, 1)");
+  require(std::isfinite(reject_sigma), "reject_sigma must be finite (<= 0: no rejection)");
+  require(reject_iter >= 1 && reject_iter <= 100,
+          "reject_iter must be in 1..100, got " + std::to_string(reject_iter));
 }
 
 void ExtractOptions::validate_range(double wavemin, double wavemax) const {

@@ -98,6 +98,21 @@ io::FrameData frame_data(extract::FrameResult const& fr) {
   return out;
 }
 
+namespace {
+// What outlier rejection did (extract/reject.hpp), when it ran: the FLUX header's REJPIX and
+// REJPASS beside setup_frame's REJSIGMA and REJITER, and each spectrum's count as the SCORES
+// column NREJECT (desispec reads SCORES' columns whatever their names).
+void add_rejection(io::FrameData& out, extract::FrameResult const& fr) {
+  if (fr.rejected.empty()) return;
+  long long total = 0;
+  for (int r : fr.rejected) total += r;
+  out.header.set_integer("REJPIX", total, "pixels rejected against the model");
+  out.header.set_integer("REJPASS", fr.reject_passes, "extractions again after rejection");
+  out.scores.push_back({"NREJECT", "pixels rejected against the model on the trace",
+                        std::vector<double>(fr.rejected.begin(), fr.rejected.end())});
+}
+}  // namespace
+
 void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr,
                          FrameSetup const& setup) {
   if (!f.output.empty()) {
@@ -116,6 +131,7 @@ void write_frame_outputs(JobFrame const& f, extract::FrameResult const& fr,
     out.fibermap = setup.fibermap;
     if (scores.valid())
       for (auto& c : scores.get()) out.scores.push_back({c.name, c.comment, std::move(c.values)});
+    add_rejection(out, fr);
     io::write_frame(f.output, out);
   }
   if (!f.model.empty())

@@ -2,6 +2,7 @@
 
 #include <kspecter/astro/barycentric.hpp>
 #include <kspecter/core/error.hpp>
+#include <kspecter/extract/extractor.hpp>
 #include <kspecter/extract/frame_scores.hpp>
 #include <kspecter/io/desi_frame.hpp>
 
@@ -47,9 +48,7 @@ void choose_grid(JobFrame const& f, DesiOptions const& desi, psf::GaussHermitePs
     opt.wmax = f.grid[1];
     opt.dw = f.grid[2];
   } else if (desi.psf_grid) {
-    opt.wmin = psf.params.front().wavemin;
-    opt.wmax = psf.params.front().wavemax;
-    opt.dw = 0.8;
+    extract::use_psf_grid(opt, psf);  // with desispec's margin past the PSF's range
   }
 }
 
@@ -101,12 +100,6 @@ FrameSetup setup_frame(JobFrame const& f, DesiOptions const& desi, extract::Extr
   if (img && psf_keywords) check_camera(f, *psf_keywords, *img);
   choose_grid(f, desi, psf, opt);
   opt.validate(psf.nfiber);
-  // The PSF's own range at 0.8 A may end up to half a step beyond the table's WAVEMAX
-  // (numpy.arange), and the table's range may exceed the traces' (the r0 PSF of exposure
-  // 67784: PSF to 7827 A, XTRACE and YTRACE to 7826 A): desispec extrapolates there.
-  if (f.grid.empty() && desi.psf_grid)
-    opt.range_margin =
-        0.5 * opt.dw + std::max({0.0, psf.wavemin() - opt.wmin, opt.wmax - psf.wavemax()});
   check_range(f, psf, opt);
   FrameSetup s;
   s.wavelength = opt.wavelengths();
@@ -146,6 +139,10 @@ FrameSetup setup_frame(JobFrame const& f, DesiOptions const& desi, extract::Extr
   auto const fibers = io::integer_column(*s.fibermap, "FIBER");
   p.fibermin = fibers->empty() ? 0 : *std::min_element(fibers->begin(), fibers->end());
   s.header = io::desi_frame_header(img ? img->header : io::FitsHeader(), p);
+  if (opt.reject_sigma > 0) {  // outlier rejection (extract/reject.hpp): what it was asked
+    s.header.set_number("REJSIGMA", opt.reject_sigma, "outlier rejection threshold [sigma]");
+    s.header.set_integer("REJITER", opt.reject_iter, "extractions again at most");
+  }
   if (heliocor != 1.0) correct_grid(opt, heliocor, s.wavelength.size());
   return s;
 }

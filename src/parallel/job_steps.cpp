@@ -2,6 +2,7 @@
 
 #include <kspecter/extract/backend.hpp>
 #include <kspecter/extract/bad2dfit.hpp>
+#include <kspecter/extract/reject.hpp>
 #include <kspecter/io/gzip_prefetch.hpp>
 #include <kspecter/io/gzip_settings.hpp>
 #include <kspecter/io/threads.hpp>
@@ -173,10 +174,12 @@ std::shared_ptr<extract::FrameResult> extract_share(FrameTask const& task, JobFr
   local.specmin = share.specmin;
   local.nspec = share.nspec;
   local.model = options.model || !frame.model.empty();
+  if (share.nspec <= 0) return std::make_shared<extract::FrameResult>(empty_share(in, local));
+  auto const once = [&](extract::ImageArray const& weights, extract::ExtractOptions const& o) {
+    return extract::extract_frame(options.backend, *in.psf, in.image, weights, o, &times, hooks);
+  };
   return std::make_shared<extract::FrameResult>(
-      share.nspec > 0 ? extract::extract_frame(options.backend, *in.psf, in.image, in.ivar, local,
-                                               &times, hooks)
-                      : empty_share(in, local));
+      extract::extract_rejecting(once, *in.psf, in.image, in.ivar, local));
 }
 
 void gather_frame(extract::FrameResult& fr, FrameInput const& in, Communicator const& group) {
@@ -190,6 +193,12 @@ void gather_frame(extract::FrameResult& fr, FrameInput const& in, Communicator c
   std::vector<unsigned> m(fr.mask.begin(), fr.mask.end());
   m = gather_rows(m, 0, group);
   fr.mask.assign(m.begin(), m.end());
+  if (in.options.reject_sigma > 0) {
+    std::vector<double> r(fr.rejected.begin(), fr.rejected.end());
+    r = gather_rows(r, 0, group);
+    fr.rejected.assign(r.begin(), r.end());
+    fr.reject_passes = int(max_over_ranks(fr.reject_passes, group));
+  }
   if (!fr.model.empty()) fr.model = sum_to_root(fr.model, 0, group);
   fr.nspec = in.options.resolved_nspec(in.psf->nfiber);
   fr.specmin = in.options.specmin;

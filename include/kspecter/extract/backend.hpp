@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace kspecter::extract {
 
@@ -34,6 +35,9 @@ struct ImageArray {
   /// Row-major doubles: usable in place by a backend that can reach its memory.
   bool contiguous_f64() const { return type == Type::f64 && col_stride == 1 && row_stride == nx; }
 };
+
+/// `a`'s elements as row-major doubles on the host (one copy from the GPU for a device array).
+std::vector<double> host_copy(ImageArray const& a);
 
 /// Backend names a build accepts, comma-separated: "auto" (Kokkos' default execution space)
 /// and the enabled ones among "serial", "openmp", "cuda", "hip" (the backend list,

@@ -67,11 +67,15 @@ struct FrameResult {
                                          //   ivar == 0: SOMEBADPIX; pixmask_fraction > 0.5:
                                          //   SOMEBADPIX; pixmask_fraction == 1: ALLBADPIX;
                                          //   chi2pix over threshold, failed patch or numbers
-                                         //   beyond float32: BAD2DFIT
+                                         //   beyond float32: BAD2DFIT; a pixel rejected
+                                         //   in the bin's footprint (reject.hpp): COSMIC
   std::vector<double> deconvolved_flux;  // [nspec][nwave], f / dw: the unconvolved solution
   int model_nx = 0, model_ny = 0;
   std::vector<double> model;  // [ny][nx], electrons: sum over kept bins with ivar > 0
                               //   of spot x f (empty unless ExtractOptions::model)
+  std::vector<int> rejected;  // [nspec] pixels rejected against the model (reject.hpp) on
+                              //   each spectrum's trace; empty unless reject_sigma > 0
+  int reject_passes = 0;      // extractions after the first (outlier rejection)
   ExtractStats stats;
   std::vector<PatchDebug> debug;  // the debug patches asked for, in plan order
 };
@@ -83,6 +87,20 @@ template <class MemorySpace>
 using SpotProvider = std::function<void(int fiber_begin, int nfiber,
                                         Kokkos::View<const double*, MemorySpace> wavelengths,
                                         psf::Spots<MemorySpace>& out)>;
+
+/// The spots of a GaussHermite PSF whose tables are on the device (psf::to_device). The padded
+/// grid reaches beyond the requested range, so the Legendre series are extrapolated there.
+/// `space`, `psf` and `dpsf` must outlive the provider.
+template <class ExecSpace>
+SpotProvider<typename ExecSpace::memory_space> psf_spot_provider(
+    ExecSpace const& space, psf::GaussHermitePsf const& psf,
+    psf::DevicePsf<typename ExecSpace::memory_space> const& dpsf) {
+  using mem = typename ExecSpace::memory_space;
+  return [&space, &psf, &dpsf](int fiber_begin, int nfiber, Kokkos::View<const double*, mem> wave,
+                               psf::Spots<mem>& out) {
+    psf::compute_spots(space, psf, dpsf, fiber_begin, nfiber, wave, out, true);
+  };
+}
 
 /// What extract_frame needs to know of the PSF besides its spots.
 struct SpotGeometry {

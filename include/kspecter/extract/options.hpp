@@ -54,6 +54,12 @@ struct ExtractOptions {
   double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
                                       // its fiber and of its wavelength bin (0: off)
 
+  // ---- outlier rejection (extract/reject.hpp; docs/algorithm.md §7)
+  /// Pixels whose residual from the model exceeds this many sigma (with their neighbours
+  /// above half as many) get weight 0, and the frame is extracted again; <= 0: off.
+  double reject_sigma = 0;
+  int reject_iter = 3;  // extractions again at most (each finds the outliers of the last)
+
   // ---- resources
   /// Device memory the batch buffers may use (bytes). Bundles are grouped into batches that
   /// fit; a bundle too big alone is cut into runs of its patches that fit, and a budget below
@@ -99,6 +105,9 @@ struct ExtractHooks {
   /// Device buffers taken from the frame before and left for the next (kept_buffers.hpp);
   /// null: allocated and freed by this frame.
   KeptBuffers* buffers = nullptr;
+  /// The PSF's tables on the device, kept for the next frame of the same PSF object (the
+  /// extract_frame form that takes a GaussHermitePsf; Extractor); null: uploaded each frame.
+  KeptBuffers* psf_tables = nullptr;
 };
 
 }  // namespace kspecter::extract

@@ -1,0 +1,117 @@
+"""kspecter.Extractor against extract_frame (bit for bit, call after call) and the CLI, and
+outlier rejection from Python and the CLI on a frame with cosmic rays left out of its mask."""
+
+import os
+
+import numpy as np
+import pytest
+
+import kspecter
+from conftest import GRID, LAYOUT, fits_image, run_cli, same_bits
+
+ARGS = dict(specmin=0, nspec=20, wavelength=GRID, **LAYOUT)
+
+
+@pytest.fixture(scope="module")
+def image(inputs):
+    return kspecter.read_image(inputs.image)
+
+
+def noisy(image, seed):
+    """The image with fresh noise of its own variance (a noise realisation)."""
+    rng = np.random.default_rng(seed)
+    ivar = np.asarray(image["ivar"], dtype=np.float64)
+    sigma = np.where(ivar > 0, 1 / np.sqrt(np.where(ivar > 0, ivar, 1)), 0)
+    return {"image": np.asarray(image["image"], dtype=np.float64) + sigma * rng.normal(size=ivar.shape),
+            "ivar": image["ivar"]}
+
+
+def assert_same(a, b):
+    for key in ("specflux", "specivar", "specmask", "wave", "Rdiags", "pixmask_fraction",
+                "chi2pix"):
+        assert same_bits(a[key], b[key]), key
+
+
+def test_every_call_is_extract_frame_s_frame_bit_for_bit(inputs, image):
+    ex = kspecter.Extractor(inputs.psf, model=True, **ARGS)
+    for seed in (1, 2, 3):
+        img = noisy(image, seed)
+        want = kspecter.extract_frame(img, inputs.psf, model=True, **ARGS)
+        got = ex.extract(img)
+        assert_same(got, want)
+        assert same_bits(got["modelimage"], want["modelimage"])
+        assert same_bits(ex.model(), want["modelimage"])
+    # The first image again: its frame again, though three others came between.
+    assert_same(ex.extract(image), kspecter.extract_frame(image, inputs.psf, **ARGS))
+
+
+def test_the_model_is_there_without_asking_and_read_only(inputs, image):
+    with kspecter.Extractor(inputs.psf, **ARGS) as ex:
+        assert ex.model() is None
+        result = ex.extract(image)
+        assert result["modelimage"] is None
+        model = ex.model()
+        assert model.shape == image["image"].shape and model.dtype == np.float64
+        assert same_bits(model.astype(np.float32), fits_image(inputs.model, "MODEL"))
+        with pytest.raises(ValueError):
+            model[0, 0] = 1
+        ex.extract(noisy(image, 9))
+        assert same_bits(model.astype(np.float32), fits_image(inputs.model, "MODEL")), \
+            "an earlier model stays as it was"
+    # Closed, it extracts again, allocating anew.
+    assert_same(ex.extract(image), kspecter.extract_frame(image, inputs.psf, **ARGS))
+
+
+def test_it_refuses_what_extract_frame_refuses(inputs):
+    with pytest.raises(kspecter.ParameterError, match="reject_sigma"):
+        kspecter.Extractor(inputs.psf, reject_sigma=-1, **ARGS)
+    with pytest.raises(kspecter.ParameterError, match="outside the PSF"):
+        kspecter.Extractor(inputs.psf, 10, 0, 20, wavelength="5000,6100,0.8")
+    with pytest.raises(kspecter.ParameterError, match="reject_iter"):
+        kspecter.extract_frame({"image": np.zeros((400, 200)), "ivar": np.ones((400, 200))},
+                               inputs.psf, reject_sigma=5, reject_iter=0, **ARGS)
+
+
+@pytest.fixture(scope="module")
+def cosmic_files(inputs, tmp_path_factory):
+    """The session's frame again with cosmic rays: left out of the mask, and masked."""
+    folder = tmp_path_factory.mktemp("cosmics")
+    files = {}
+    for name, extra in (("raw", ["--unmasked-cosmics"]), ("masked", [])):
+        files[name] = str(folder / f"{name}.fits")
+        run_cli("simulate", "-p", inputs.psf, "-o", files[name], "-w", GRID, "--seed", "3",
+                "--defects", *extra, "--log-level", "quiet")
+    return files
+
+
+def test_rejection_from_python_and_the_cli_agree_and_are_recorded(inputs, cosmic_files,
+                                                                   tmp_path):
+    raw = kspecter.read_image(cosmic_files["raw"])
+    masked = kspecter.read_image(cosmic_files["masked"])
+    hits = (masked["ivar"] == 0) & (raw["ivar"] > 0)
+    assert hits.sum() > 20
+    plain = kspecter.extract_frame(raw, inputs.psf, **ARGS)
+    assert "rejected" not in plain
+    result = kspecter.extract_frame(raw, inputs.psf, reject_sigma=5, **ARGS)
+    assert result["rejected"].shape == (20,) and result["reject_passes"] >= 1
+    assert 0 < result["rejected"].sum() <= 1.5 * hits.sum() + 10
+    cosmic = (result["specmask"] & 4) != 0  # specmask COSMIC
+    assert cosmic.any() and not ((plain["specmask"] & 4) != 0).any()
+    # The Extractor gives the same frame.
+    assert_same(kspecter.Extractor(inputs.psf, reject_sigma=5, **ARGS).extract(raw), result)
+    # The CLI writes it, with what rejection did in the FLUX header and SCORES.
+    out = str(tmp_path / "frame.fits")
+    run_cli("extract", "-i", cosmic_files["raw"], "-p", inputs.psf, "-o", out, "-w", GRID,
+            "--bundlesize", "10", "--nsubbundles", "2", "--reject-sigma", "5",
+            "--log-level", "quiet", "--no-truth")
+    astropy_fits = pytest.importorskip("astropy.io.fits")
+    with astropy_fits.open(out) as f:
+        header = f["FLUX"].header
+        assert header["REJSIGMA"] == 5 and header["REJITER"] == 3
+        assert header["REJPIX"] == result["rejected"].sum()
+        assert header["REJPASS"] == result["reject_passes"]
+        assert np.array_equal(f["SCORES"].data["NREJECT"], result["rejected"])
+    back = kspecter.read_frame(out)
+    assert same_bits(back["flux"], result["specflux"].astype(np.float32))
+    assert same_bits(back["mask"], result["specmask"].astype(np.uint32))
+    assert os.path.exists(out)

@@ -1,0 +1,82 @@
+// The warm extractor (extract/extractor.hpp).
+#include <kspecter/core/error.hpp>
+#include <kspecter/extract/bad2dfit.hpp>
+#include <kspecter/extract/extractor.hpp>
+#include <kspecter/extract/reject.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace kspecter::extract {
+
+void use_psf_grid(ExtractOptions& opt, psf::GaussHermitePsf const& psf) {
+  opt.wmin = psf.params.front().wavemin;
+  opt.wmax = psf.params.front().wavemax;
+  opt.dw = 0.8;
+  // The PSF's range at 0.8 A may end up to half a step past the table's WAVEMAX
+  // (numpy.arange), and the table's range may exceed the traces' (the r0 PSF of exposure
+  // 67784: PSF to 7827 A, XTRACE and YTRACE to 7826 A): desispec extrapolates there.
+  opt.range_margin =
+      0.5 * opt.dw + std::max({0.0, psf.wavemin() - opt.wmin, opt.wmax - psf.wavemax()});
+}
+
+struct Extractor::State {
+  std::string backend;
+  std::shared_ptr<psf::GaussHermitePsf const> psf;
+  ExtractOptions opt;
+  KeptBuffers buffers, psf_tables;
+  std::shared_ptr<std::vector<double> const> model;
+  int model_nx = 0, model_ny = 0;
+};
+
+Extractor::Extractor(std::string backend, std::shared_ptr<psf::GaussHermitePsf const> psf,
+                     ExtractOptions opt)
+    : state_(std::make_unique<State>()) {
+  if (!psf) throw ParameterError("Extractor: no PSF");
+  backend_space_name(backend);  // a ParameterError for a backend the build lacks
+  opt.validate(psf->nfiber);
+  opt.validate_range(psf->wavemin(), psf->wavemax());
+  state_->backend = std::move(backend);
+  state_->psf = std::move(psf);
+  state_->opt = opt;
+}
+
+Extractor::~Extractor() = default;
+Extractor::Extractor(Extractor&&) noexcept = default;
+Extractor& Extractor::operator=(Extractor&&) noexcept = default;
+
+FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar,
+                               StageTimes* times) {
+  State& s = *state_;
+  ExtractHooks hooks;
+  hooks.buffers = &s.buffers;
+  hooks.psf_tables = &s.psf_tables;
+  ExtractOptions opt = s.opt;
+  opt.model = true;
+  auto const once = [&](ImageArray const& weights, ExtractOptions const& o) {
+    return extract_frame(s.backend, *s.psf, image, weights, o, times, hooks);
+  };
+  FrameResult res = extract_rejecting(once, *s.psf, image, ivar, opt);
+  apply_bad2dfit(res);  // desispec's rule, over the whole frame, as the job's writer sets it
+  s.model = std::make_shared<std::vector<double> const>(std::move(res.model));
+  s.model_nx = res.model_nx;
+  s.model_ny = res.model_ny;
+  res.model = {};
+  res.model_nx = res.model_ny = 0;
+  return res;
+}
+
+std::shared_ptr<std::vector<double> const> Extractor::model() const { return state_->model; }
+int Extractor::model_nx() const { return state_->model_nx; }
+int Extractor::model_ny() const { return state_->model_ny; }
+
+void Extractor::release() {
+  state_->buffers.release();
+  state_->psf_tables.release();
+}
+
+std::string const& Extractor::backend() const { return state_->backend; }
+ExtractOptions const& Extractor::options() const { return state_->opt; }
+psf::GaussHermitePsf const& Extractor::psf() const { return *state_->psf; }
+
+}  // namespace kspecter::extract
