@@ -93,14 +93,17 @@ def test_gpu_true_without_a_gpu_backend(inputs, image):
 
 
 def test_every_keyword_of_gpu_specter_is_accepted(inputs, image):
-    """gpu_specter 0.3.0's signature, keyword by keyword (those without meaning included)."""
+    """gpu_specter 0.3.0's signature, keyword by keyword (those without meaning included), in
+    its order, then kspecter's own (outlier rejection, off by default)."""
     import inspect
 
-    names = list(inspect.signature(kspecter.extract_frame).parameters)
+    parameters = inspect.signature(kspecter.extract_frame).parameters
+    names = list(parameters)
     assert names == ["img", "psf", "bundlesize", "specmin", "nspec", "wavelength", "nwavestep",
                      "nsubbundles", "model", "regularize", "psferr", "comm", "gpu", "loglevel",
                      "timing", "wavepad", "pixpad_frac", "wavepad_frac", "batch_subbundle",
-                     "ranks_per_bundle"]
+                     "ranks_per_bundle", "reject_sigma", "reject_iter"]
+    assert parameters["reject_sigma"].default is None
     base = extract(inputs, image)
     same = extract(inputs, image, nwavestep=50, model=None, regularize=0, psferr=None,
                    comm=None, gpu=None, loglevel="WARNING", timing=None, wavepad=10,

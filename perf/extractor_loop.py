@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The warm extractor in an iterative loop (issue 41): its timing table and a worked example.
+
+1. Timing: N extractions of one frame, each with a new noise realisation of the image and the
+   same weights, by N independent ``kspecter.extract_frame`` calls and by one
+   ``kspecter.Extractor``; then the same with a few hundred pixels' weights changed between
+   calls. Every Extractor frame is checked bit for bit against extract_frame's.
+2. A worked example: a toy CTE-like correction. Readout leaves a fraction ``eps`` of each
+   pixel's charge behind, to be read with the next row: observed[y] = (1 - eps) true[y] +
+   eps true[y - 1]. Each iteration predicts that trail from the last extraction's model image,
+   subtracts it from the observed image and extracts again, as desispec's CTE correction
+   re-extracts a frame 5-10 times (desispec PR #2144).
+
+    python3 perf/extractor_loop.py [--psf FILE] [--nspec 25] [--repeat 10] [--gpu [--cupy]]
+
+Prints the per-call times; time is wall time around each call (the call returns host
+arrays, so the device is done when it returns).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def cli():
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("KSPECTER_CLI", os.path.join(here, "..", "build", "src", "cli",
+                                                        "kspecter"))
+
+
+def run(*args):
+    subprocess.run([cli(), *args, "--log-level", "quiet"], check=True)
+
+
+def same(a, b):
+    keys = ("specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction", "chi2pix")
+    return all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in keys)
+
+
+def stats(times):
+    t = np.array(times)
+    return f"median {np.median(t):.4f} s, min {t.min():.4f} s, max {t.max():.4f} s"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--psf", default="synthetic", help="PSF file, or 'synthetic'")
+    ap.add_argument("--nspec", type=int, default=25)
+    ap.add_argument("--wavelength", default="5760,7620,0.8")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--changed-pixels", type=int, default=300)
+    ap.add_argument("--cte-eps", type=float, default=0.02)
+    ap.add_argument("--cte-iterations", type=int, default=5)
+    ap.add_argument("--gpu", action="store_true", help="extract on the GPU backend")
+    ap.add_argument("--cupy", action="store_true", help="with --gpu: images as cupy arrays")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(os.path.dirname(cli()), "..", "..", "python"))
+    import kspecter
+
+    tmp = tempfile.mkdtemp(prefix="kspecter-loop-")
+    psf = a.psf
+    if psf == "synthetic":
+        psf = os.path.join(tmp, "psf.fits")
+        run("make-psf", "-o", psf)
+    image_file = os.path.join(tmp, "image.fits")
+    run("simulate", "-p", psf, "-o", image_file, "-w", a.wavelength, "-n", str(a.nspec),
+        "--seed", "4", "--noiseless")
+    img = kspecter.read_image(image_file)
+    expected = np.asarray(img["image"], dtype=np.float64)
+    ivar = np.asarray(img["ivar"], dtype=np.float64)
+    sigma = np.where(ivar > 0, 1 / np.sqrt(np.where(ivar > 0, ivar, 1)), 0)
+    rng = np.random.default_rng(1)
+    xp = np
+    if a.cupy:
+        import cupy as xp  # noqa: F811
+
+    def realisation(weights=ivar):
+        noisy = expected + sigma * rng.normal(size=expected.shape)
+        return {"image": xp.asarray(noisy), "ivar": xp.asarray(weights)}
+
+    nb = 25 if a.nspec % 25 == 0 else a.nspec
+    args = dict(bundlesize=nb, specmin=0, nspec=a.nspec, wavelength=a.wavelength,
+                nsubbundles=5 if nb % 5 == 0 else 1, gpu=True if a.gpu else None)
+    frames = [realisation() for _ in range(a.repeat)]
+    kspecter.extract_frame(frames[0], psf, **args)  # Kokkos up, pages touched
+
+    def timed(call):
+        t0 = time.perf_counter()
+        r = call()
+        return r, time.perf_counter() - t0
+
+    print(f"frame: {a.nspec} spectra, grid {a.wavelength}, backend "
+          f"{kspecter.Extractor(psf, **args).backend}, {a.repeat} noise realisations")
+    independent = [timed(lambda f=f: kspecter.extract_frame(f, psf, **args)) for f in frames]
+    print(f"  independent extract_frame calls:  {stats([t for _, t in independent])}")
+    ex = kspecter.Extractor(psf, **args)
+    warm = [timed(lambda f=f: ex.extract(f)) for f in frames]
+    ok = all(same(w, i) for (w, _), (i, _) in zip(warm, independent))
+    print(f"  Extractor, first call:            {warm[0][1]:.4f} s")
+    print(f"  Extractor, calls 2..{a.repeat}:           {stats([t for _, t in warm[1:]])}")
+    print(f"  bit for bit the same frames: {'yes' if ok else 'NO'}")
+    # A few hundred pixels' weights changed between calls (rejected pixels, a masked column).
+    changed = []
+    for f in frames:
+        w = ivar.copy()
+        pick = rng.choice(w.size, a.changed_pixels, replace=False)
+        w.flat[pick] = 0
+        changed.append({"image": f["image"], "ivar": xp.asarray(w)})
+    warm_changed = [timed(lambda f=f: ex.extract(f)) for f in changed]
+    print(f"  Extractor, {a.changed_pixels} weights changed:    "
+          f"{stats([t for _, t in warm_changed[1:]])}")
+    if not ok:
+        sys.exit("the Extractor's frames differ from extract_frame's")
+
+    # The worked example: a toy CTE-like correction, one extraction per iteration.
+    eps = a.cte_eps
+    truth = frames[0]["image"] if not a.cupy else frames[0]["image"].get()
+    observed = (1 - eps) * truth
+    observed[1:] += eps * truth[:-1]
+    reference = warm[0][0]["specflux"]  # the frame of the image without the trail
+    print(f"toy CTE correction, eps = {eps}: flux against the untrailed image's frame")
+    corrected = observed.copy()
+    for k in range(a.cte_iterations + 1):
+        result, t = timed(lambda: ex.extract({"image": xp.asarray(corrected),
+                                              "ivar": xp.asarray(ivar)}))
+        good = result["specivar"] > 0
+        err = np.abs(result["specflux"] - reference)[good].max()
+        rms = np.sqrt(np.mean((result["specflux"] - reference)[good] ** 2))
+        print(f"  iteration {k}: extract {t:.4f} s, max |dflux| {err:.3e}, rms {rms:.3e}")
+        model = ex.model()
+        trail = -eps * model
+        trail[1:] += eps * model[:-1]
+        corrected = observed - trail
+
+
+if __name__ == "__main__":
+    main()
