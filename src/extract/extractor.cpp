@@ -45,8 +45,7 @@ Extractor::~Extractor() = default;
 Extractor::Extractor(Extractor&&) noexcept = default;
 Extractor& Extractor::operator=(Extractor&&) noexcept = default;
 
-FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar,
-                               StageTimes* times) {
+FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar, StageTimes* times) {
   State& s = *state_;
   ExtractHooks hooks;
   hooks.buffers = &s.buffers;

@@ -1,4 +1,4 @@
-// Outlier rejection against the model (extract/reject.hpp; docs/algorithm.md §7).
+// Outlier rejection against the model (extract/reject.hpp; docs/algorithm.md §9).
 #include <kspecter/core/error.hpp>
 #include <kspecter/extract/mask_bits.hpp>
 #include <kspecter/extract/reject.hpp>
@@ -144,7 +144,7 @@ FrameResult extract_rejecting(ExtractWith const& extract, psf::GaussHermitePsf c
   double const psferr = opt.psferr >= 0 ? opt.psferr : psf.psferr;
   // Each pass judges every pixel afresh against the last model: a hit biases its bins, and
   // the solution rings around them, so the first model also puts good pixels above it; the
-  // next, made without the hit, takes them back (docs/algorithm.md §7).
+  // next, made without the hit, takes them back (docs/algorithm.md §9).
   Outliers kept;  // the outliers the last extraction left out
   kept.per_spectrum.assign(std::size_t(res.nspec), 0);
   int passes = 0;

@@ -37,8 +37,7 @@ class Extractor {
 
   /// Extracts a frame from `image` and `ivar` (the arrays of backend.hpp, [npix_y][npix_x] of
   /// the PSF). Its model is not in the result but in model(). Stage times go to `times`.
-  FrameResult extract(ImageArray const& image, ImageArray const& ivar,
-                      StageTimes* times = nullptr);
+  FrameResult extract(ImageArray const& image, ImageArray const& ivar, StageTimes* times = nullptr);
 
   /// The model image of the last extraction, [model_ny()][model_nx()] electrons (null before
   /// the first). Shared: the next extraction makes a new one and leaves this one as it is.

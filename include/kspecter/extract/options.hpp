@@ -54,7 +54,7 @@ struct ExtractOptions {
   double bad2dfit_median_factor = 0;  // also BAD2DFIT where chi2pix > factor x the medians of
                                       // its fiber and of its wavelength bin (0: off)
 
-  // ---- outlier rejection (extract/reject.hpp; docs/algorithm.md §7)
+  // ---- outlier rejection (extract/reject.hpp; docs/algorithm.md §9)
   /// Pixels whose residual from the model exceeds this many sigma (with their neighbours
   /// above half as many) get weight 0, and the frame is extracted again; <= 0: off.
   double reject_sigma = 0;

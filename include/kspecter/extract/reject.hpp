@@ -1,4 +1,4 @@
-// Outlier rejection against the model (docs/algorithm.md §7): cosmic-ray hits and other pixels
+// Outlier rejection against the model (docs/algorithm.md §9): cosmic-ray hits and other pixels
 // that the preproc mask missed are found by their residual from the extracted frame's model,
 // given weight 0, and the frame is extracted again. Off unless ExtractOptions::reject_sigma > 0.
 #pragma once
