@@ -115,3 +115,40 @@ def test_rejection_from_python_and_the_cli_agree_and_are_recorded(inputs, cosmic
     assert same_bits(back["flux"], result["specflux"].astype(np.float32))
     assert same_bits(back["mask"], result["specmask"].astype(np.uint32))
     assert os.path.exists(out)
+
+
+def test_rejection_keeps_each_frame_on_one_rank(inputs, cosmic_files, tmp_path):
+    """Two ranks on one frame would judge pixels at a share's edge against a model without
+    the next bundle's light: refused before any work. Two frames on two ranks: each rank's
+    frame is the single process's."""
+    import shutil
+    import subprocess
+
+    pytest.importorskip("mpi4py")
+    mpiexec = os.environ.get("KSPECTER_MPIEXEC") or shutil.which("mpiexec")
+    if not mpiexec:
+        pytest.skip("no mpiexec")
+    env = dict(os.environ, OMP_PROC_BIND="false", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    layout = ["-w", GRID, "--bundlesize", "10", "--nsubbundles", "2", "--reject-sigma", "5",
+              "--no-truth", "--log-level", "quiet"]
+    from conftest import cli_path
+
+    shared = str(tmp_path / "shared.fits")
+    r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", cli_path(), "extract", "-i",
+                        cosmic_files["raw"], "-p", inputs.psf, "-o", shared, *layout],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode != 0 and "needs each frame on one rank" in r.stderr
+    assert not os.path.exists(shared)
+    batch = tmp_path / "list.txt"
+    outs = [str(tmp_path / f"b{i}.fits") for i in range(2)]
+    batch.write_text("".join(f"{cosmic_files['raw']} {inputs.psf} {o}\n" for o in outs))
+    r = subprocess.run([mpiexec, "-n", "2", "--oversubscribe", cli_path(), "extract",
+                        "--batch", str(batch), *layout],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    one = str(tmp_path / "one.fits")
+    run_cli("extract", "-i", cosmic_files["raw"], "-p", inputs.psf, "-o", one, *layout)
+    for o in outs:
+        for hdu in ("FLUX", "IVAR", "MASK"):
+            assert same_bits(fits_image(o, hdu), fits_image(one, hdu)), (o, hdu)

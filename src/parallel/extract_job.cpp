@@ -74,6 +74,14 @@ FirstRead start_first_frames(std::vector<JobFrame> const& frames, JobOptions con
 // "The job's loop").
 JobOutcome run_extract_job(Communicator const& comm, std::vector<JobFrame> const& frames,
                            JobOptions const& options, JobProgress& progress) {
+  // Outlier rejection judges pixels against the model of the spectra it extracted: at the
+  // edge of a rank's share of a frame that model lacks the next bundle's light.
+  if (options.extract.reject_sigma > 0 && int(frames.size()) < comm.size())
+    throw ParameterError("extract: --reject-sigma (reject_sigma) needs each frame on one rank; " +
+                         std::to_string(frames.size()) + " frame(s) on " +
+                         std::to_string(comm.size()) +
+                         " ranks would share a frame's bundles: use as many ranks as frames "
+                         "at most");
   JobOutcome outcome;
   outcome.space = space_name(options.backend);
   outcome.results.resize(frames.size());

@@ -193,12 +193,6 @@ void gather_frame(extract::FrameResult& fr, FrameInput const& in, Communicator c
   std::vector<unsigned> m(fr.mask.begin(), fr.mask.end());
   m = gather_rows(m, 0, group);
   fr.mask.assign(m.begin(), m.end());
-  if (in.options.reject_sigma > 0) {
-    std::vector<double> r(fr.rejected.begin(), fr.rejected.end());
-    r = gather_rows(r, 0, group);
-    fr.rejected.assign(r.begin(), r.end());
-    fr.reject_passes = int(max_over_ranks(fr.reject_passes, group));
-  }
   if (!fr.model.empty()) fr.model = sum_to_root(fr.model, 0, group);
   fr.nspec = in.options.resolved_nspec(in.psf->nfiber);
   fr.specmin = in.options.specmin;
