@@ -50,6 +50,7 @@ FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar, 
   ExtractHooks hooks;
   hooks.buffers = &s.buffers;
   hooks.psf_tables = &s.psf_tables;
+  hooks.reuse_factor = true;  // one PSF and one set of options for the extractor's life
   ExtractOptions opt = s.opt;
   opt.model = true;
   auto const once = [&](ImageArray const& weights, ExtractOptions const& o) {

@@ -241,6 +241,9 @@ TEST(extractor, gives_extract_frame_s_frames_bit_for_bit_call_after_call) {
     ex::apply_bad2dfit(cold);
     ex::FrameResult const got = warm.extract(image, ivar);
     EXPECT_TRUE(same_frame(got, cold)) << rate;
+    // The weights are the first image's (the cosmics are unmasked): its factor serves.
+    EXPECT_EQ(got.stats.reused_factor, rate != 0.0) << rate;
+    EXPECT_FALSE(cold.stats.reused_factor);
     ASSERT_TRUE(warm.model());
     EXPECT_TRUE(same_bits(*warm.model(), cold.model)) << rate;
     EXPECT_EQ(warm.model_nx(), psf->npix_x);

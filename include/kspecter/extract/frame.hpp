@@ -36,6 +36,7 @@ struct ExtractStats {
   // Rows of each core block's basis that the inverse square root forms: block, or the rows
   // the decorrelation reads and two more (docs/algorithm.md §4).
   int q_rows = 0;
+  bool reused_factor = false;  // the last frame's factor and Q served (ExtractHooks::reuse_factor)
 };
 
 /// Every intermediate of one patch (ExtractHooks::debug_patch), for tests.

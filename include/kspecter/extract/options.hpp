@@ -108,6 +108,14 @@ struct ExtractHooks {
   /// The PSF's tables on the device, kept for the next frame of the same PSF object (the
   /// extract_frame form that takes a GaussHermitePsf; Extractor); null: uploaded each frame.
   KeptBuffers* psf_tables = nullptr;
+  /// The caller vouches that this frame has the PSF, options and backend of the last frame
+  /// extracted with `buffers` (Extractor). Then, when the frame is one device batch, solved
+  /// on a backend that forms Q whole (a host backend), and its pixel weights equal the last
+  /// frame's bit for bit (compared on the device), the last frame's spots, factor, Q and
+  /// resolution are used again: only y = A^T W p, the solves with the kept factor, the
+  /// products with Q and the quality stage run (ExtractStats::reused_factor). Changes no
+  /// number.
+  bool reuse_factor = false;
 };
 
 }  // namespace kspecter::extract

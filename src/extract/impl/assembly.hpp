@@ -37,7 +37,10 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // a thread takes a row (spot a): its V lanes share spot a's pixels for the weighted copy aw
 // and the sums y and fluxweight (the lanes' shares wait in a PairBuffer, summed kPairs at a
 // time by flush()), then take a pair each, summed by overlap() as on the host.
-template <class ExecSpace, class Solve>
+//
+// kRhsOnly: y and fluxweight alone, summed exactly as above, for a frame that keeps the last
+// frame's factor (reuse.hpp): no matrix entry is touched.
+template <class ExecSpace, class Solve, bool kRhsOnly = false>
 struct AssembleICov {
   static constexpr bool kBand = is_band_v<Solve>;
   using T = Types<ExecSpace>;
@@ -174,7 +177,7 @@ struct AssembleICov {
       PairBuffer pb{nullptr, reinterpret_cast<double*>(shmem), nullptr};  // aw only
       int* const xr = reinterpret_cast<int*>(shmem + sny * snx * sizeof(double));
       int const p = t.league_rank();
-      if constexpr (kBand) {
+      if constexpr (kBand && !kRhsOnly) {
         double* const bp = &band(p, 0, 0);
         long const len = long(band.extent(1)) * long(band.extent(2));
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
@@ -232,10 +235,10 @@ struct AssembleICov {
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
-        if constexpr (!kBand)
+        if constexpr (!kRhsOnly && !kBand)
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
                                [&](int j) { icov(p, i, j) = (j == i) ? 1.0 : 0.0; });
-        else
+        else if constexpr (!kRhsOnly)
           Kokkos::single(Kokkos::PerThread(t), [&]() { *entry(p, k1, w1, k1, w1) = 1.0; });
         Kokkos::single(Kokkos::PerThread(t), [&]() {
           rhs(p, i) = 0.0;
@@ -250,7 +253,7 @@ struct AssembleICov {
     int const f1 = fib0 + k1;
     // The team's rows start at zero (lower triangle, contiguous stores); the barrier orders
     // these stores before the band entries, which other lanes may write.
-    if constexpr (!kBand) {
+    if constexpr (!kBand && !kRhsOnly) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, i + 1),
@@ -304,8 +307,10 @@ struct AssembleICov {
             }
             if (r1 > r0 && c1 > c0) cnt += 2LL * (r1 - r0) * (c1 - c0);
           }
-          // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1).
-          for (int k2 = 0; k2 <= k1; ++k2) {
+          // Overlaps with the spots of fibers k2 <= k1 (bins w2 <= w1 on fiber k1); none
+          // for y alone.
+          int const k2_last = kRhsOnly ? -1 : k1;
+          for (int k2 = 0; k2 <= k2_last; ++k2) {
             if (xr[2 * k2] >= xa + snx || xr[2 * k2 + 1] + snx <= xa) continue;  // never meet
             int const f2 = fib0 + k2;
             // Fiber f2's corners and spots from the patch's first bin on.
@@ -445,6 +450,28 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
                                                     fc.opt.regularize, b.band, s.nslots});
   fc.space.fence();
   return macs;
+}
+
+/// y = A^T W p and fluxweight of the batch's patches alone (AssembleICov's kRhsOnly), for a
+/// frame that keeps the last frame's factor (reuse.hpp); the same sums, bit for bit.
+template <class ExecSpace, class Solve>
+void assemble_rhs(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                  Workspace<ExecSpace> const& ws, Solve) {
+  using T = Types<ExecSpace>;
+  using Policy = typename T::Policy;
+  using F = AssembleICov<ExecSpace, Solve, true>;
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
+  FrameShape const& s = fc.shape;
+  long long macs = 0;
+  int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;
+  std::size_t const bytes = F::scratch_bytes(s.nslots, s.sny * s.snx);
+  int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+  Kokkos::parallel_reduce("kspecter::extract::assemble_rhs",
+                          Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
+                              .set_scratch_size(level, Kokkos::PerTeam(bytes)),
+                          F{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov, b.rhs,
+                            b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, level, b.band},
+                          macs);
 }
 
 }  // namespace kspecter::extract::detail

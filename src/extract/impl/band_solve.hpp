@@ -116,15 +116,14 @@ struct ReorderRhs {
   }
 };
 
-/// Factorises the batch's patches, assembled as band matrices (b.band), and solves for f (in
-/// b.rhs, fiber-major); returns the patches whose factorisation failed (they go on with L = I
-/// and f = 0).
+/// f (in b.rhs, fiber-major) with the band factor in b.band and the status in b.info;
+/// returns the patches whose factorisation failed (they go on with f = 0). Also what a frame
+/// that keeps the last frame's factor runs (reuse.hpp).
 template <class ExecSpace>
-int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, BandSolve) {
+int solve_with_factor(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                      BandSolve) {
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
-  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
   FrameShape const& s = fc.shape;
-  solve::band_cholesky(fc.space, b.band, b.info);
   Kokkos::parallel_for("kspecter::extract::rhs_to_band", Range(fc.space, 0, b.P * s.n),
                        ReorderRhs<ExecSpace>{b.rhs, b.rhs_band, b.info, s.n, s.nslots, s.m, true});
   solve::band_cholesky_solve(fc.space, b.band, b.rhs_band);
@@ -134,6 +133,16 @@ int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
   int nfailed = 0;
   for (int i = 0; i < b.P; ++i) nfailed += info(i) != 0 ? 1 : 0;
   return nfailed;
+}
+
+/// Factorises the batch's patches, assembled as band matrices (b.band), and solves for f (in
+/// b.rhs, fiber-major); returns the patches whose factorisation failed (they go on with L = I
+/// and f = 0).
+template <class ExecSpace>
+int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, BandSolve v) {
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
+  solve::band_cholesky(fc.space, b.band, b.info);
+  return solve_with_factor(fc, b, v);
 }
 
 // Which slot each of a patch's core blocks is (-1: no such core fiber, an identity block).

@@ -162,6 +162,10 @@ QRows rows_of_q(FrameContext<ExecSpace> const& fc) {
   return use ? QRows{lo, hi - lo} : QRows{};
 }
 
+template <class ExecSpace>
+void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                         Workspace<ExecSpace>& ws, QRows rows);
+
 /// The core blocks are gathered into b.qb first on the dense path; the band path makes them
 /// there.
 template <class ExecSpace, class Solve>
@@ -186,6 +190,18 @@ void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const&
     solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip, ws.inverse_sqrt);
   }
   ws.meter_inverse_sqrt();
+  decorrelate_spectra(fc, b, ws, rows);
+}
+
+/// The decorrelation's last step: flux, ivar, deconvolved flux and resolution of the core bins
+/// from Q (in b.qb, as `rows` says) and f (in b.rhs). Also what a frame that keeps the last
+/// frame's Q runs (reuse.hpp).
+template <class ExecSpace>
+void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                         Workspace<ExecSpace>& ws, QRows rows) {
+  using T = Types<ExecSpace>;
+  using Policy = typename T::Policy;
+  FrameShape const& s = fc.shape;
   int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(s.m);
   Kokkos::parallel_for("kspecter::extract::decorrelate",
                        Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector)

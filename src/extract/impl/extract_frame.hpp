@@ -14,6 +14,7 @@
 #include "finish_spectra.hpp"
 #include "patch_capture.hpp"
 #include "quality.hpp"
+#include "reuse.hpp"
 #include "solve_variant.hpp"
 #include "spots_stage.hpp"
 #include "stitch.hpp"
@@ -63,25 +64,48 @@ BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, int P, Solv
   return b;
 }
 
-// The batches of the plan, stage by stage, then the stitch.
+// What follows a batch's solve: its spectra finished on the device and its quality stage;
+// the spectra of the bundles finished so far are copied during the next batch, the last
+// batch's solution during its quality stage, unless the frame model (frame_model.hpp) still
+// needs it in the solver's units.
 template <class ExecSpace>
-void run_batches(FrameContext<ExecSpace> const& fc,
-                 SpotProvider<typename ExecSpace::memory_space> const& provider,
-                 Workspace<ExecSpace>& ws, ResultArrays<ExecSpace>& arrays, FrameResult& res) {
+void finish_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                  BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws,
+                  ResultArrays<ExecSpace>& arrays, Finished& finished) {
+  int const done =
+      (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
+  bool const solution_first = !fc.opt.model;
+  if (solution_first) {
+    finish_solution(fc, ws, &finished, done);
+    if (&batch == &fc.plan.batches.back())
+      arrays.copy_spectra(fc.space, finished.solution, ResultArrays<ExecSpace>::kSolution);
+  }
+  assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()));
+  if (!solution_first) finish_solution(fc, ws, &finished, done);
+  if (fc.hooks.on_batch_done) {
+    fc.space.fence();
+    fc.hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
+                           static_cast<int>(fc.plan.bundles.size()));
+  }
+  finish_quality(fc, ws, &finished, done);
+}
+
+// The batches of the plan, stage by stage, then the stitch. Returns the last batch's band
+// variant (none: the dense path), which keep_solve records.
+template <class ExecSpace>
+std::optional<BandSolve> run_batches(FrameContext<ExecSpace> const& fc,
+                                     SpotProvider<typename ExecSpace::memory_space> const& provider,
+                                     Workspace<ExecSpace>& ws, ResultArrays<ExecSpace>& arrays,
+                                     FrameResult& res) {
   ExecSpace const& space = fc.space;
-  ExtractOptions const& opt = fc.opt;
-  ExtractHooks const& hooks = fc.hooks;
   Finished finished;  // how far the spectra are finished
-  ws.reserve_counts(int(fc.plan.batches.size()));
-  QRows const rows = rows_of_q(fc);
-  res.stats.q_rows = rows.k > 0 ? rows.k + 2 : fc.shape.m;
+  std::optional<BandSolve> band;
   for (Batch const& batch : fc.plan.batches) {
     make_spots(fc, batch, provider, ws, res.stats);
     pixel_windows(fc, batch, ws);
     int const P = batch.patch_end - batch.patch_begin;
     // The band path (band_solve.hpp) unless turned off or the band is too wide for it.
-    std::optional<BandSolve> const band =
-        opt.band_solve ? band_variant(fc, ws, P) : std::optional<BandSolve>();
+    band = fc.opt.band_solve ? band_variant(fc, ws, P) : std::optional<BandSolve>();
     // The spectra the batches before finished go to the host while this batch's assembly and
     // solves run. Started before this batch's spots and windows, the copy (to pageable
     // memory, through the driver's staging) held up their own small copies to the host
@@ -90,30 +114,28 @@ void run_batches(FrameContext<ExecSpace> const& fc,
     PatchCapture<ExecSpace> capture(fc, batch, ws);
     BatchViews<ExecSpace> const b = band ? solve_batch(fc, P, *band, ws, capture, res)
                                          : solve_batch(fc, P, DenseSolve{}, ws, capture, res);
-    // The spectra of the bundles finished so far are finished on the device, and copied
-    // during the next batch; the last batch's solution during its quality stage, unless the
-    // frame model (frame_model.hpp) still needs it in the solver's units.
-    int const done =
-        (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
-    bool const solution_first = !opt.model;
-    if (solution_first) {
-      finish_solution(fc, ws, &finished, done);
-      if (&batch == &fc.plan.batches.back())
-        arrays.copy_spectra(space, finished.solution, ResultArrays<ExecSpace>::kSolution);
-    }
-    assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()));
-    if (!solution_first) finish_solution(fc, ws, &finished, done);
     capture.move_to(res.debug);
-    if (hooks.on_batch_done) {
-      space.fence();
-      hooks.on_batch_done(batch.completes_bundles ? batch.bundle_end : batch.bundle_begin,
-                          static_cast<int>(fc.plan.bundles.size()));
-    }
-    finish_quality(fc, ws, &finished, done);
+    finish_batch(fc, batch, b, ws, arrays, finished);
   }
   finish_solution(fc, ws, &finished, fc.shape.nspec);
   finish_quality(fc, ws, &finished, fc.shape.nspec);
   stitch(fc, ws, arrays, res);
+  return band;
+}
+
+// The frame from the last frame's factor (reuse.hpp), when it may and its weights are the
+// last frame's; false when the full path must run.
+template <class ExecSpace>
+bool run_again(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
+               ResultArrays<ExecSpace>& arrays, FrameResult& res) {
+  std::optional<BatchViews<ExecSpace>> const b = solve_again(fc, ws, res);
+  if (!b) return false;
+  Finished finished;
+  finish_batch(fc, fc.plan.batches.front(), *b, ws, arrays, finished);
+  finish_solution(fc, ws, &finished, fc.shape.nspec);
+  finish_quality(fc, ws, &finished, fc.shape.nspec);
+  stitch(fc, ws, arrays, res);
+  return true;
 }
 
 template <class ExecSpace>
@@ -150,7 +172,11 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     std::shared_ptr<Workspace<ExecSpace>> ws = workspace_for(fc, hooks.buffers, res);
     ResultArrays<ExecSpace> arrays(fc, *ws, res);  // a GPU's: touched while the batches run
     setup.reset();
-    run_batches(fc, provider, *ws, arrays, res);
+    ws->reserve_counts(int(plan.batches.size()));
+    QRows const rows = rows_of_q(fc);
+    res.stats.q_rows = rows.k > 0 ? rows.k + 2 : fc.shape.m;
+    if (!run_again(fc, *ws, arrays, res))
+      keep_solve(fc, *ws, run_batches(fc, provider, *ws, arrays, res));
     res.stats.peak_device_bytes = ws->meter.peak;
     release.emplace(space, "kspecter::extract::release", times);
     if (hooks.buffers) hooks.buffers->keep(ws, ws->own_bytes());

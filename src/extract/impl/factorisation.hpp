@@ -31,13 +31,14 @@ struct RepairFailed {
   }
 };
 
-/// The dense path. Returns the patches whose factorisation failed.
+/// The dense path's solution f = iCov^-1 y (in b.rhs) with the factor in b.icov and the
+/// status in b.info, a failed patch repaired first. Returns the patches whose factorisation
+/// failed. Also what a frame that keeps the last frame's factor runs (reuse.hpp).
 template <class ExecSpace>
-int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, DenseSolve) {
+int solve_with_factor(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                      DenseSolve) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
-  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
-  solve::cholesky(fc.space, b.icov, b.info);
   Kokkos::parallel_for("kspecter::extract::repair_failed",
                        Policy(fc.space, b.P, T::Tune::team, T::Tune::vector),
                        RepairFailed<ExecSpace>{b.icov, b.rhs, b.info, fc.shape.n});
@@ -46,6 +47,14 @@ int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
   int nfailed = 0;
   for (int i = 0; i < b.P; ++i) nfailed += info(i) != 0 ? 1 : 0;
   return nfailed;
+}
+
+/// The dense path. Returns the patches whose factorisation failed.
+template <class ExecSpace>
+int factorise(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b, DenseSolve) {
+  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
+  solve::cholesky(fc.space, b.icov, b.info);
+  return solve_with_factor(fc, b, DenseSolve{});
 }
 
 }  // namespace kspecter::extract::detail

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -60,6 +61,17 @@ struct BatchViews {
   typename T::Vec rhs_band;                        // [P][n] band path: y in wavelength-major order
   Kokkos::View<int*, typename T::mem> half_width;  // [P]
   Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
+};
+
+/// What a one-batch frame keeps for the next to solve with (reuse.hpp): the band it was
+/// solved on, the weight strip it was assembled with, and the Cholesky status (which
+/// start_frame zeroes); its factor, Q, spots and windows stay in the batch buffers.
+template <class Mem>
+struct KeptSolve {
+  BandSolve band{0};  // none: the dense path
+  Kokkos::View<double**, Kokkos::LayoutRight, Mem> weights;
+  int x0 = 0, ncol = 0;
+  Kokkos::View<int*, Mem> info;
 };
 
 /// Bits of Workspace::failed: the bin's patch failed (decorrelate), or the bin's numbers did
@@ -117,6 +129,9 @@ class Workspace {
   Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
   int weights_x0 = 0, weights_ncol = 0;
   MemoryMeter meter;
+  // Set by a one-batch frame that allows reuse (ExtractHooks::reuse_factor), dropped by any
+  // other frame, so that it always describes the buffers' last frame.
+  std::optional<KeptSolve<mem>> kept_solve;
 
   /// `res`: the frame's result, whose vectors a host backend's frame arrays are (see output).
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,

@@ -1,0 +1,105 @@
+// A frame solved with the last frame's factor (ExtractHooks::reuse_factor; docs/architecture.md,
+// "The warm extractor"). When only the image changed, iCov, its factor, the covariance blocks,
+// Q and the resolution are the last frame's: the kept ones serve, and only y = A^T W p, the
+// solves with the factor, the products with Q and the quality stage run. Each is the full
+// path's own kernel on the same inputs, so the frame is the one a full extraction gives, bit
+// for bit.
+#pragma once
+
+#include "assembly.hpp"
+#include "band_solve.hpp"
+#include "context.hpp"
+#include "decorrelation.hpp"
+#include "factorisation.hpp"
+#include "windows_stage.hpp"
+#include "workspace.hpp"
+
+#include <kspecter/core/allocate.hpp>
+
+#include <optional>
+#include <utility>
+
+namespace kspecter::extract::detail {
+
+/// Whether this frame may keep its solve for the next or use the last one's: the caller
+/// vouches for the PSF and options, the frame is one batch (its buffers hold every patch), Q is
+/// formed whole on this backend (Decorrelate takes Q y itself), and no debug patch is asked.
+/// Only the band path keeps its factor: the dense path's covariance blocks overwrite L with
+/// its inverse (solve/batched.hpp).
+template <class ExecSpace>
+bool reuse_allowed(FrameContext<ExecSpace> const& fc) {
+  return fc.hooks.reuse_factor && fc.plan.batches.size() == 1 && rows_of_q(fc).k == 0 &&
+         fc.hooks.debug_patch == ExtractHooks::no_patch;
+}
+
+/// After a full solve: what the next frame needs to use it again (none when not allowed).
+template <class ExecSpace>
+void keep_solve(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
+                std::optional<BandSolve> band) {
+  using mem = typename ExecSpace::memory_space;
+  ws.kept_solve.reset();
+  if (!reuse_allowed(fc) || !band) return;
+  int const P = fc.plan.batches.front().patch_end - fc.plan.batches.front().patch_begin;
+  KeptSolve<mem> k;
+  k.band = *band;
+  k.x0 = ws.weights_x0;
+  k.ncol = ws.weights_ncol;
+  k.weights = allocate<decltype(k.weights)>(fc.space, "kspecter::extract::kept_weights",
+                                            fc.shape.npy, k.ncol);
+  Kokkos::deep_copy(fc.space, k.weights,
+                    Kokkos::subview(ws.weights, Kokkos::ALL, std::make_pair(0, k.ncol)));
+  k.info = allocate<decltype(k.info)>(fc.space, "kspecter::extract::kept_info", P);
+  Kokkos::deep_copy(fc.space, k.info, Kokkos::subview(ws.info_all, std::make_pair(0, P)));
+  ws.kept_solve = std::move(k);
+}
+
+/// Whether the weight strip this frame just sanitized is the kept one, bit for bit.
+template <class ExecSpace>
+bool same_weights(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
+                  KeptSolve<typename ExecSpace::memory_space> const& k) {
+  if (k.x0 != ws.weights_x0 || k.ncol != ws.weights_ncol) return false;
+  auto const now = ws.weights;
+  auto const kept = k.weights;
+  int const ncol = k.ncol;
+  long differ = 0;
+  Kokkos::parallel_reduce(
+      "kspecter::extract::compare_weights",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
+                                                               long(fc.shape.npy) * ncol),
+      KOKKOS_LAMBDA(long e, long& d) {
+        int const y = int(e / ncol), x = int(e % ncol);
+        if (now(y, x) != kept(y, x)) ++d;
+      },
+      differ);
+  return differ == 0;
+}
+
+/// The one batch's solve with the kept factor and Q, when its weights are the kept ones;
+/// returns the batch's views, or none (then nothing of the frame's numbers was written and
+/// the full path runs).
+template <class ExecSpace>
+std::optional<BatchViews<ExecSpace>> solve_again(FrameContext<ExecSpace> const& fc,
+                                                 Workspace<ExecSpace>& ws, FrameResult& res) {
+  if (!reuse_allowed(fc) || !ws.kept_solve) return std::nullopt;
+  Batch const& batch = fc.plan.batches.front();
+  pixel_windows(fc, batch, ws);  // this frame's weights; the windows of the kept spots
+  KeptSolve<typename ExecSpace::memory_space> const& k = *ws.kept_solve;
+  if (!same_weights(fc, ws, k)) return std::nullopt;
+  int const P = batch.patch_end - batch.patch_begin;
+  Kokkos::deep_copy(fc.space, Kokkos::subview(ws.info_all, std::make_pair(0, P)), k.info);
+  BatchViews<ExecSpace> const b = ws.batch(P, k.band);
+  assemble_rhs(fc, b, ws, k.band);
+  {
+    StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
+    res.stats.nfailed += solve_with_factor(fc, b, k.band);
+  }
+  {
+    StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
+    decorrelate_spectra(fc, b, ws, QRows{});
+  }
+  res.stats.nbatch_band += 1;
+  res.stats.reused_factor = true;
+  return b;
+}
+
+}  // namespace kspecter::extract::detail
