@@ -23,8 +23,11 @@ void use_psf_grid(ExtractOptions& opt, psf::GaussHermitePsf const& psf);
 /// of one exposure, noise realisations, outlier rejection). Each call gives, bit for bit, the
 /// frame of the extraction job (the CLI's and Python's extract_frame): extract_frame(backend,
 /// *psf, image, ivar, opt) of backend.hpp, with outlier rejection (reject.hpp) and desispec's
-/// BAD2DFIT (bad2dfit.hpp); its model image goes to model(). Device memory is one frame's, as
-/// extract_frame's with kept buffers. Not thread-safe; one per thread that extracts.
+/// BAD2DFIT (bad2dfit.hpp); its model image goes to model(). When a call's weights equal the
+/// last call's, a frame of one device batch on a host backend reuses the last factor, Q and
+/// resolution (ExtractHooks::reuse_factor); the bits are the same. Device memory is one
+/// frame's, as extract_frame's with kept buffers, plus the kept weight strip. Not
+/// thread-safe; one per thread that extracts.
 class Extractor {
  public:
   /// Throws ParameterError for a backend this build lacks or options that do not fit the PSF

@@ -65,7 +65,7 @@ bool same_weights(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const&
   Kokkos::parallel_reduce(
       "kspecter::extract::compare_weights",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
-                                                               long(fc.shape.npy) * ncol),
+                                                              long(fc.shape.npy) * ncol),
       KOKKOS_LAMBDA(long e, long& d) {
         int const y = int(e / ncol), x = int(e % ncol);
         if (now(y, x) != kept(y, x)) ++d;
