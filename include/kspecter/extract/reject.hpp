@@ -43,11 +43,12 @@ struct Outliers {
 };
 
 /// The pixels of weight > 0 on a spectrum's trace (TraceRows) that lie above the model by
-/// more than `sigma` times their error, (image - model) sqrt(w / (1 + w (psferr model)^2)) >
-/// sigma (chi2pix's variance), and, grown from them, their 8-neighbours above it by more than
-/// sigma / 2: the wings of a cosmic-ray track. Only an excess counts: a hit adds charge, and
-/// the bins it biased make the model too high around it. Arrays are [ny][nx]; `weight` is 0
-/// where a pixel is unused.
+/// more than `sigma` times their error, r = (image - model) sqrt(w / (1 + w (psferr model)^2))
+/// > sigma (chi2pix's variance), and above the median r of their 8 neighbours by sigma too
+/// (a hit is sharper than the PSF; the model's own misfit is as smooth as a spot); and, grown
+/// from them, their 8-neighbours with r > sigma / 2: the wings of a cosmic-ray track. Only an
+/// excess counts: a hit adds charge, and the bins it biased make the model too high around it.
+/// Arrays are [ny][nx]; `weight` is 0 where a pixel is unused.
 Outliers find_outliers(std::vector<double> const& image, std::vector<double> const& weight,
                        std::vector<double> const& model, int ny, int nx, double psferr,
                        double sigma, TraceRows const& traces);
