@@ -19,22 +19,13 @@ arrays, so the device is done when it returns).
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-
-def cli():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.environ.get("KSPECTER_CLI", os.path.join(here, "..", "build", "src", "cli",
-                                                        "kspecter"))
-
-
-def run(*args):
-    subprocess.run([cli(), *args, "--log-level", "quiet"], check=True)
+from kspecter_perf import import_kspecter, layout, psf_file, run
 
 
 def same(a, b):
@@ -60,14 +51,10 @@ def main():
     ap.add_argument("--gpu", action="store_true", help="extract on the GPU backend")
     ap.add_argument("--cupy", action="store_true", help="with --gpu: images as cupy arrays")
     a = ap.parse_args()
-    sys.path.insert(0, os.path.join(os.path.dirname(cli()), "..", "..", "python"))
-    import kspecter
+    kspecter = import_kspecter()
 
     tmp = tempfile.mkdtemp(prefix="kspecter-loop-")
-    psf = a.psf
-    if psf == "synthetic":
-        psf = os.path.join(tmp, "psf.fits")
-        run("make-psf", "-o", psf)
+    psf = psf_file(a.psf, tmp)
     image_file = os.path.join(tmp, "image.fits")
     run("simulate", "-p", psf, "-o", image_file, "-w", a.wavelength, "-n", str(a.nspec),
         "--seed", "4", "--noiseless")
@@ -84,9 +71,7 @@ def main():
         noisy = expected + sigma * rng.normal(size=expected.shape)
         return {"image": xp.asarray(noisy), "ivar": xp.asarray(weights)}
 
-    nb = 25 if a.nspec % 25 == 0 else a.nspec
-    args = dict(bundlesize=nb, specmin=0, nspec=a.nspec, wavelength=a.wavelength,
-                nsubbundles=5 if nb % 5 == 0 else 1, gpu=True if a.gpu else None)
+    args = layout(a.nspec, a.wavelength, a.gpu)
     frames = [realisation() for _ in range(a.repeat)]
     kspecter.extract_frame(frames[0], psf, **args)  # Kokkos up, pages touched
 

@@ -20,22 +20,12 @@ DESI's in a 1000 s exposure), 500 to 5000 electrons a pixel.
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-
-def cli():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.environ.get("KSPECTER_CLI", os.path.join(here, "..", "build", "src", "cli",
-                                                        "kspecter"))
-
-
-def run(*args):
-    subprocess.run([cli(), *args, "--log-level", "quiet"], check=True)
+from kspecter_perf import import_kspecter, layout, psf_file, run
 
 
 def convolve(rdiags, truth):
@@ -80,14 +70,10 @@ def main():
     ap.add_argument("--gpu", action="store_true")
     a = ap.parse_args()
 
-    sys.path.insert(0, os.path.join(os.path.dirname(cli()), "..", "..", "python"))
-    import kspecter
+    kspecter = import_kspecter()
 
     tmp = tempfile.mkdtemp(prefix="kspecter-reject-")
-    psf = a.psf
-    if psf == "synthetic":
-        psf = os.path.join(tmp, "psf.fits")
-        run("make-psf", "-o", psf)
+    psf = psf_file(a.psf, tmp)
     files = {k: os.path.join(tmp, k + ".fits") for k in ("clean", "masked", "raw")}
     common = ["-p", psf, "-w", a.wavelength, "-n", str(a.nspec), "--seed", str(a.seed)]
     run("simulate", *common, "-o", files["clean"])
@@ -98,9 +84,7 @@ def main():
     with fits.open(files["raw"]) as f:
         truth = np.array(f["TRUTH_FLUX"].data, dtype=np.float64)
     images = {k: kspecter.read_image(v) for k, v in files.items()}
-    nb = 25 if a.nspec % 25 == 0 else a.nspec
-    args = dict(bundlesize=nb, specmin=0, nspec=a.nspec, wavelength=a.wavelength,
-                nsubbundles=5 if nb % 5 == 0 else 1, gpu=True if a.gpu else None)
+    args = layout(a.nspec, a.wavelength, a.gpu)
 
     def timed(img, **kw):
         t0 = time.perf_counter()

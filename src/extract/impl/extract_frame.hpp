@@ -90,6 +90,16 @@ void finish_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
   finish_quality(fc, ws, &finished, done);
 }
 
+// After the last batch: the spectra not finished yet, then the stitch. Both paths end here,
+// the full one (run_batches) and the kept factor's (run_again).
+template <class ExecSpace>
+void finish_frame(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
+                  ResultArrays<ExecSpace>& arrays, Finished& finished, FrameResult& res) {
+  finish_solution(fc, ws, &finished, fc.shape.nspec);
+  finish_quality(fc, ws, &finished, fc.shape.nspec);
+  stitch(fc, ws, arrays, res);
+}
+
 // The batches of the plan, stage by stage, then the stitch. Returns the last batch's band
 // variant (none: the dense path), which keep_solve records.
 template <class ExecSpace>
@@ -117,9 +127,7 @@ std::optional<BandSolve> run_batches(FrameContext<ExecSpace> const& fc,
     capture.move_to(res.debug);
     finish_batch(fc, batch, b, ws, arrays, finished);
   }
-  finish_solution(fc, ws, &finished, fc.shape.nspec);
-  finish_quality(fc, ws, &finished, fc.shape.nspec);
-  stitch(fc, ws, arrays, res);
+  finish_frame(fc, ws, arrays, finished, res);
   return band;
 }
 
@@ -132,9 +140,7 @@ bool run_again(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
   if (!b) return false;
   Finished finished;
   finish_batch(fc, fc.plan.batches.front(), *b, ws, arrays, finished);
-  finish_solution(fc, ws, &finished, fc.shape.nspec);
-  finish_quality(fc, ws, &finished, fc.shape.nspec);
-  stitch(fc, ws, arrays, res);
+  finish_frame(fc, ws, arrays, finished, res);
   return true;
 }
 
