@@ -28,9 +28,17 @@ import numpy as np
 from kspecter_perf import import_kspecter, layout, psf_file, run
 
 
+KEYS = ("specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction", "chi2pix")
+
+
+def differ(a, b):
+    """The arrays of two frames that are not the same bits, with their largest difference."""
+    return [f"{k} (max |d| {np.abs(a[k].astype(float) - b[k].astype(float)).max():.3g})"
+            for k in KEYS if not (np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype)]
+
+
 def same(a, b):
-    keys = ("specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction", "chi2pix")
-    return all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in keys)
+    return not differ(a, b)
 
 
 def stats(times):
@@ -85,11 +93,25 @@ def main():
     independent = [timed(lambda f=f: kspecter.extract_frame(f, psf, **args)) for f in frames]
     print(f"  independent extract_frame calls:  {stats([t for _, t in independent])}")
     ex = kspecter.Extractor(psf, **args)
-    warm = [timed(lambda f=f: ex.extract(f)) for f in frames]
+    stages = []
+
+    def extract_timed(f):
+        stages.append({})
+        return ex.extract(f, timing=stages[-1])
+
+    warm = [timed(lambda f=f: extract_timed(f)) for f in frames]
     ok = all(same(w, i) for (w, _), (i, _) in zip(warm, independent))
     print(f"  Extractor, first call:            {warm[0][1]:.4f} s")
     print(f"  Extractor, calls 2..{a.repeat}:           {stats([t for _, t in warm[1:]])}")
     print(f"  bit for bit the same frames: {'yes' if ok else 'NO'}")
+    for k, ((w, _), (i, _)) in enumerate(zip(warm, independent)):
+        if differ(w, i):
+            print(f"    call {k + 1} differs: {', '.join(differ(w, i))}")
+    names = sorted({k for d in stages[1:] for k in d}, key=lambda k: -np.median(
+        [d.get(k, 0) for d in stages[1:]]))
+    print("  Extractor, calls 2..N, median stage times: " + ", ".join(
+        f"{k.split('::')[-1]} {np.median([d.get(k, 0) for d in stages[1:]]):.4f}"
+        for k in names if np.median([d.get(k, 0) for d in stages[1:]]) >= 1e-4))
     # A few hundred pixels' weights changed between calls (rejected pixels, a masked column).
     changed = []
     for f in frames:

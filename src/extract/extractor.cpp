@@ -1,10 +1,13 @@
 // The warm extractor (extract/extractor.hpp).
 #include <kspecter/core/error.hpp>
+#include <kspecter/core/version.hpp>
 #include <kspecter/extract/bad2dfit.hpp>
 #include <kspecter/extract/extractor.hpp>
+#include <kspecter/extract/patch_plan.hpp>
 #include <kspecter/extract/reject.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace kspecter::extract {
@@ -19,6 +22,27 @@ void use_psf_grid(ExtractOptions& opt, psf::GaussHermitePsf const& psf) {
   opt.range_margin =
       0.5 * opt.dw + std::max({0.0, psf.wavemin() - opt.wmin, opt.wmax - psf.wavemax()});
 }
+
+namespace {
+
+// A kept solve covers a frame of one batch (docs/architecture.md, "The warm extractor"). On a
+// GPU the Extractor raises the memory budget to hold the whole frame in one batch when that
+// batch takes at most half the device's memory: memory traded for the speed of the repeats.
+// Batching changes no number, so the frames stay extract_frame's bit for bit.
+void one_batch_if_room(ExtractOptions& opt, psf::GaussHermitePsf const& psf) {
+  std::size_t const room = runtime_info().device_memory_bytes / 2;  // 0 where unknown
+  SpotGeometry const g = spot_geometry(psf);
+  int const sy = 2 * g.hsizey + 1, sx = 2 * g.hsizex + 1;
+  ExtractOptions whole = opt;
+  whole.memory_budget = std::numeric_limits<std::size_t>::max();
+  PatchPlan const plan = make_patch_plan(whole, g.nfiber, sy, sx);
+  if (plan.batches.size() != 1) return;
+  std::size_t const bytes =
+      batch_bytes(plan.batches.front(), batch_footprint(plan, opt.bundlesize, sy, sx));
+  if (bytes <= room) opt.memory_budget = std::max(opt.memory_budget, bytes);
+}
+
+}  // namespace
 
 struct Extractor::State {
   std::string backend;
@@ -36,6 +60,7 @@ Extractor::Extractor(std::string backend, std::shared_ptr<psf::GaussHermitePsf c
   backend_space_name(backend);  // a ParameterError for a backend the build lacks
   opt.validate(psf->nfiber);
   opt.validate_range(psf->wavemin(), psf->wavemax());
+  if (!backend_on_host(backend)) one_batch_if_room(opt, *psf);
   state_->backend = std::move(backend);
   state_->psf = std::move(psf);
   state_->opt = opt;

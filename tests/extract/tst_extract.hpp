@@ -785,24 +785,6 @@ TEST(TEST_CATEGORY, extract_band_and_dense_solves_agree) {
   expect_same_to_rounding(band, dense);
 }
 
-// On a GPU the inverse square root forms only the rows of Q that the decorrelation reads,
-// with Q 1 and Q f as two more rows (docs/algorithm.md §4); a frame that keeps a debug patch
-// takes Q whole. The two give the same frame to rounding. A host backend forms Q whole in
-// both.
-TEST(TEST_CATEGORY, extract_rows_of_q_match_q_whole) {
-  Toy t(30, 60);
-  t.add_noise(29);
-  FrameResult const rows = run(t.psf, t.image, t.ivar, t.opt);
-  t.hooks.debug_patch = 0;
-  FrameResult const whole = run(t.psf, t.image, t.ivar, t.opt, nullptr, t.hooks);
-  bool const host = Kokkos::SpaceAccessibility<TEST_EXECSPACE, Kokkos::HostSpace>::accessible;
-  int const block = rows.stats.block, ndiag = rows.ndiag;
-  EXPECT_EQ(whole.stats.q_rows, block);
-  // The core bins (nwavestep 50), ndiag on either side, and the two products.
-  EXPECT_EQ(rows.stats.q_rows, host ? block : 50 + 2 * ndiag + 2);
-  expect_same_to_rounding(rows, whole);
-}
-
 // ---------------------------------------------------------------------------------------
 TEST(TEST_CATEGORY, extract_rejects_bad_inputs) {
   Toy t(10, 40);

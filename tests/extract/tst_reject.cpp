@@ -279,3 +279,44 @@ TEST(extractor, refuses_what_extract_frame_refuses_when_it_is_made) {
   EXPECT_THROW(ex::Extractor(ex::host_backend(), psf, o), kspecter::ParameterError);
   EXPECT_THROW(ex::Extractor(ex::host_backend(), nullptr, options()), kspecter::ParameterError);
 }
+
+// On every backend of the build (a GPU's too): a frame of two bundles in one batch keeps its
+// solve, and the repeats with the same weights give extract_frame's frames bit for bit.
+TEST(extractor, reuses_the_solve_of_a_frame_of_two_bundles_on_every_backend) {
+  kspecter::psf::SyntheticPsfOptions po;
+  po.nfiber = 50;
+  po.npix_x = 600;
+  auto const psf =
+      std::make_shared<kspecter::psf::GaussHermitePsf const>(kspecter::psf::make_synthetic_psf(po));
+  ex::ExtractOptions o = options();
+  o.bundles_per_batch = 0;  // both bundles in one batch, on a host backend too
+  o.model = true;
+  auto const spectra =
+      kspecter::sim::make_spectra(5, 0, 50, kspecter::sim::wavelength_grid(6000, 6400, 0.8));
+  std::string names = ex::backend_names();
+  for (std::size_t at = 0; at < names.size();) {
+    std::size_t const end = std::min(names.find(',', at), names.size());
+    std::string backend = names.substr(at, end - at);
+    at = end + 1;
+    backend.erase(0, backend.find_first_not_of(' '));
+    if (backend == "auto") continue;
+    ex::Extractor warm(backend, psf, o);
+    kspecter::sim::SimulateOptions so;
+    so.seed = 7;
+    SimulatedImage const first = kspecter::sim::simulate_on_host(*psf, spectra, so);
+    // New noise each call, the first call's weights throughout.
+    ex::ImageArray const ivar = ex::ImageArray::host(first.ivar.data(), first.ny, first.nx);
+    for (std::uint64_t seed : {7, 8, 9}) {
+      so.seed = seed;
+      SimulatedImage const s = kspecter::sim::simulate_on_host(*psf, spectra, so);
+      ex::ImageArray const image = ex::ImageArray::host(s.image.data(), s.ny, s.nx);
+      ex::FrameResult cold = ex::extract_frame(backend, *psf, image, ivar, o);
+      ex::apply_bad2dfit(cold);
+      ex::FrameResult const got = warm.extract(image, ivar);
+      EXPECT_EQ(cold.stats.nbatch, 1) << backend;
+      EXPECT_TRUE(same_frame(got, cold)) << backend << ", seed " << seed;
+      EXPECT_TRUE(same_bits(*warm.model(), cold.model)) << backend << ", seed " << seed;
+      EXPECT_EQ(got.stats.reused_factor, seed != 7) << backend << ", seed " << seed;
+    }
+  }
+}

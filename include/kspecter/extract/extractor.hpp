@@ -24,9 +24,10 @@ void use_psf_grid(ExtractOptions& opt, psf::GaussHermitePsf const& psf);
 /// frame of the extraction job (the CLI's and Python's extract_frame): extract_frame(backend,
 /// *psf, image, ivar, opt) of backend.hpp, with outlier rejection (reject.hpp) and desispec's
 /// BAD2DFIT (bad2dfit.hpp); its model image goes to model(). When a call's weights equal the
-/// last call's, a frame of one device batch on a host backend reuses the last factor, Q and
-/// resolution (ExtractHooks::reuse_factor); the bits are the same. Device memory is one
-/// frame's, as extract_frame's with kept buffers, plus the kept weight strip. Not
+/// last call's, a frame of one device batch reuses the last factor, Q and resolution
+/// (ExtractHooks::reuse_factor); the bits are the same. On a GPU the memory budget is raised
+/// to hold the frame in one batch when that takes at most half the device's memory (then
+/// options() says so); device memory is that batch's, plus the kept weight strip. Not
 /// thread-safe; one per thread that extracts.
 class Extractor {
  public:

@@ -33,9 +33,6 @@ struct ExtractStats {
   long long assembly_macs = 0;  // pixel products summed into iCov, y and fluxweight
   long long quality_macs = 0;   // pixel products of model, chi2pix and pixmask_fraction
   std::size_t peak_device_bytes = 0;  // largest device memory held by extract_frame at once
-  // Rows of each core block's basis that the inverse square root forms: block, or the rows
-  // the decorrelation reads and two more (docs/algorithm.md §4).
-  int q_rows = 0;
   bool reused_factor = false;  // the last frame's factor and Q served (ExtractHooks::reuse_factor)
 };
 

@@ -9,8 +9,6 @@
 
 #include <kspecter/solve/batched.hpp>
 
-#include <algorithm>
-
 namespace kspecter::extract::detail {
 
 // The covariance blocks of the core fibers, gathered into a compact batch of m x m matrices
@@ -35,32 +33,6 @@ struct GatherCoreBlocks {
   }
 };
 
-// The core blocks' deconvolved fluxes y_b, gathered as the blocks are (zero where a subbundle
-// has fewer core fibers), for Q y_b (inverse_sqrt_rows).
-template <class ExecSpace>
-struct GatherCoreRhs {
-  using T = Types<ExecSpace>;
-  using Member = typename T::Member;
-  typename T::CTable ptab;
-  typename T::Vec rhs;  // [P][nslots * m]
-  typename T::Vec y;    // [P * ncslots][m]
-  int ncslots, m;
-  KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
-    int const p = t.league_rank() / ncslots, c = t.league_rank() % ncslots;
-    int const ncore = ptab(p).ncore, slot = ptab(p).core + c;
-    int const b = p * ncslots + c;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m),
-                         [&](int i) { y(b, i) = c < ncore ? rhs(p, slot * m + i) : 0.0; });
-  }
-};
-
-// Where Decorrelate finds Q's numbers: Q whole (k = 0), whose row sums and products with y it
-// takes itself; or inverse_sqrt_rows' rows [lo, lo + k), with Q 1 and Q y_b in columns k and
-// k + 1.
-struct QRows {
-  int lo = 0, k = 0;
-};
-
 // Decorrelation and stitching (§4, §6): s = rowsum(Q), R = Q / s, ivar = s^2, flux = R f,
 // resolution diagonals; the core bins of the core fibers go straight into the frame arrays
 // (per bin, not yet divided by dw). Bins with fluxweight <= minweight (no usable light),
@@ -73,7 +45,6 @@ struct Decorrelate {
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   typename T::CTable ptab;
   typename T::Mat q;  // [P * ncslots][m][m]
-  QRows rows;
   typename T::Vec rhs, fw;
   typename T::Vec1 minweight;
   Kokkos::View<const int*, typename ExecSpace::memory_space> info;
@@ -83,11 +54,6 @@ struct Decorrelate {
   int ncslots, m, wavepad, ndiag, nspec;
 
   static int scratch_bytes(int m) { return static_cast<int>(Scratch::shmem_size(m)); }
-
-  // Q(r, c): Q whole (lo = 0), or the rows and columns that inverse_sqrt_rows keeps.
-  KOKKOS_INLINE_FUNCTION double at(int b, int r, int c) const {
-    return q(b, r - rows.lo, c - rows.lo);
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
     int const p = t.league_rank() / ncslots, c = t.league_rank() % ncslots;
@@ -99,17 +65,11 @@ struct Decorrelate {
     int const wout0 = ptab(p).wave0, nkeep = ptab(p).nkeep;
     bool const bad_patch = info(p) != 0;
     double const minw = minweight(p);
-    bool const whole = rows.k == 0;
     Scratch s(t.team_scratch(0), m);
-    int const r0 = whole ? 0 : rows.lo, r1 = whole ? m : rows.lo + rows.k;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, r0, r1), [&](int r) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int r) {
       double sum = 0;
-      if (whole)
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(t, m), [&](int col, double& acc) { acc += q(b, r, col); },
-            sum);
-      else
-        sum = q(b, r - rows.lo, rows.k);
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, m), [&](int col, double& acc) { acc += q(b, r, col); }, sum);
       Kokkos::single(Kokkos::PerThread(t), [&]() { s(r) = sum; });
     });
     t.team_barrier();
@@ -117,12 +77,9 @@ struct Decorrelate {
       int const j = wavepad + jj;
       int const wout = wout0 + jj;
       double rf = 0;
-      if (whole)
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(t, m),
-            [&](int col, double& acc) { acc += q(b, j, col) * rhs(p, slot * m + col); }, rf);
-      else
-        rf = q(b, j - rows.lo, rows.k + 1);
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(t, m),
+          [&](int col, double& acc) { acc += q(b, j, col) * rhs(p, slot * m + col); }, rf);
       double const sj = s(j);
       bool const s_ok = sj > 0 && compat::isfinite(sj);
       double const fl = s_ok ? rf / sj : 0.0;
@@ -141,7 +98,7 @@ struct Decorrelate {
           v = (k == ndiag) ? 1.0 : 0.0;  // identity resolution for a failed patch
         } else if (r >= 0 && r < m) {
           double const sr = s(r);
-          if (sr > 0 && compat::isfinite(sr)) v = at(b, r, j) / sr;
+          if (sr > 0 && compat::isfinite(sr)) v = q(b, r, j) / sr;
         }
         rdiag(spec, k, wout) = compat::isfinite(v) ? v : 0.0;
       });
@@ -149,22 +106,9 @@ struct Decorrelate {
   }
 };
 
-/// The rows of Q that the decorrelation reads (QRows): the core bins and ndiag on either side,
-/// when inverse_sqrt_rows forms only those on this backend and there is room for its two
-/// columns; else Q whole (k = 0). Debug patches (ExtractHooks) keep Q whole.
-template <class ExecSpace>
-QRows rows_of_q(FrameContext<ExecSpace> const& fc) {
-  FrameShape const& s = fc.shape;
-  int const lo = std::max(0, fc.plan.wavepad - s.ndiag);
-  int const hi = std::min(s.m, fc.plan.wavepad + fc.plan.nwavestep + s.ndiag);
-  bool const use = fc.hooks.debug_patch == ExtractHooks::no_patch && hi - lo + 2 <= s.m &&
-                   solve::inverse_sqrt_rows_native<ExecSpace>(s.m);
-  return use ? QRows{lo, hi - lo} : QRows{};
-}
-
 template <class ExecSpace>
 void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                         Workspace<ExecSpace>& ws, QRows rows);
+                         Workspace<ExecSpace>& ws);
 
 /// The core blocks are gathered into b.qb first on the dense path; the band path makes them
 /// there.
@@ -179,36 +123,27 @@ void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const&
     Kokkos::parallel_for("kspecter::extract::gather_core_blocks",
                          Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
                          GatherCoreBlocks<ExecSpace>{b.ptab, b.cblk, b.qb, s.ncs, s.m});
-  QRows const rows = rows_of_q(fc);
-  if (rows.k > 0) {
-    Kokkos::parallel_for("kspecter::extract::gather_core_rhs",
-                         Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
-                         GatherCoreRhs<ExecSpace>{b.ptab, b.rhs, b.qy, s.ncs, s.m});
-    solve::inverse_sqrt_rows(fc.space, b.qb, b.qy, rows.lo, rows.k, fc.opt.eig_rel_clip,
-                             ws.inverse_sqrt);
-  } else {
-    solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip, ws.inverse_sqrt);
-  }
+  solve::inverse_sqrt(fc.space, b.qb, fc.opt.eig_rel_clip, ws.inverse_sqrt);
   ws.meter_inverse_sqrt();
-  decorrelate_spectra(fc, b, ws, rows);
+  decorrelate_spectra(fc, b, ws);
 }
 
 /// The decorrelation's last step: flux, ivar, deconvolved flux and resolution of the core bins
-/// from Q (in b.qb, as `rows` says) and f (in b.rhs). Also what a frame that keeps the last
-/// frame's Q runs (reuse.hpp).
+/// from Q (in b.qb) and f (in b.rhs). Also what a frame that keeps the last frame's Q runs
+/// (reuse.hpp).
 template <class ExecSpace>
 void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                         Workspace<ExecSpace>& ws, QRows rows) {
+                         Workspace<ExecSpace>& ws) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   FrameShape const& s = fc.shape;
   int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(s.m);
-  Kokkos::parallel_for("kspecter::extract::decorrelate",
-                       Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector)
-                           .set_scratch_size(0, Kokkos::PerTeam(sbytes)),
-                       Decorrelate<ExecSpace>{b.ptab, b.qb, rows, b.rhs, b.fw, b.minw, b.info,
-                                              ws.flux, ws.ivar, ws.deconv, ws.rdiag, ws.failed,
-                                              s.ncs, s.m, fc.plan.wavepad, s.ndiag, s.nspec});
+  Kokkos::parallel_for(
+      "kspecter::extract::decorrelate",
+      Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector)
+          .set_scratch_size(0, Kokkos::PerTeam(sbytes)),
+      Decorrelate<ExecSpace>{b.ptab, b.qb, b.rhs, b.fw, b.minw, b.info, ws.flux, ws.ivar, ws.deconv,
+                             ws.rdiag, ws.failed, s.ncs, s.m, fc.plan.wavepad, s.ndiag, s.nspec});
 }
 
 }  // namespace kspecter::extract::detail

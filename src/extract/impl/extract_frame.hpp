@@ -179,8 +179,6 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     ResultArrays<ExecSpace> arrays(fc, *ws, res);  // a GPU's: touched while the batches run
     setup.reset();
     ws->reserve_counts(int(plan.batches.size()));
-    QRows const rows = rows_of_q(fc);
-    res.stats.q_rows = rows.k > 0 ? rows.k + 2 : fc.shape.m;
     if (!run_again(fc, *ws, arrays, res))
       keep_solve(fc, *ws, run_batches(fc, provider, *ws, arrays, res));
     res.stats.peak_device_bytes = ws->meter.peak;

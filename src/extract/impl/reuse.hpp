@@ -22,13 +22,12 @@
 namespace kspecter::extract::detail {
 
 /// Whether this frame may keep its solve for the next or use the last one's: the caller
-/// vouches for the PSF and options, the frame is one batch (its buffers hold every patch), Q is
-/// formed whole on this backend (Decorrelate takes Q y itself), and no debug patch is asked.
-/// Only the band path keeps its factor: the dense path's covariance blocks overwrite L with
-/// its inverse (solve/batched.hpp).
+/// vouches for the PSF and options, the frame is one batch (its buffers hold every patch), and
+/// no debug patch is asked. Only the band path keeps its factor: the dense path's covariance
+/// blocks overwrite L with its inverse (solve/batched.hpp).
 template <class ExecSpace>
 bool reuse_allowed(FrameContext<ExecSpace> const& fc) {
-  return fc.hooks.reuse_factor && fc.plan.batches.size() == 1 && rows_of_q(fc).k == 0 &&
+  return fc.hooks.reuse_factor && fc.plan.batches.size() == 1 &&
          fc.hooks.debug_patch == ExtractHooks::no_patch;
 }
 
@@ -95,7 +94,7 @@ std::optional<BatchViews<ExecSpace>> solve_again(FrameContext<ExecSpace> const& 
   }
   {
     StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
-    decorrelate_spectra(fc, b, ws, QRows{});
+    decorrelate_spectra(fc, b, ws);
   }
   res.stats.nbatch_band += 1;
   res.stats.reused_factor = true;

@@ -57,7 +57,6 @@ struct BatchViews {
   Kokkos::View<int*, typename T::mem> info;        // [P] Cholesky status
   typename T::Blocks cblk;                         // [P][nslots][m][m] (band path: the band)
   typename T::Mat qb;                              // [P * ncs][m][m]
-  typename T::Vec qy;                              // [P * ncs][m] y_b of Q y_b (decorrelation)
   typename T::Vec rhs_band;                        // [P][n] band path: y in wavelength-major order
   Kokkos::View<int*, typename T::mem> half_width;  // [P]
   Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
@@ -103,9 +102,8 @@ class Workspace {
   Kokkos::View<int*, mem> info_all;
   typename T::Blocks cblk_all;
   typename T::Mat q_all;
-  typename T::Vec qy_all;                  // where inverse_sqrt_rows is native (decorrelation.hpp)
-  typename T::Vec rhs_band_all;            // band path (band_solve.hpp)
-  Kokkos::View<int*, mem> half_width_all;  // band path
+  typename T::Vec rhs_band_all;                                  // band path (band_solve.hpp)
+  Kokkos::View<int*, mem> half_width_all;                        // band path
   Kokkos::View<int**, Kokkos::LayoutRight, mem> core_slots_all;  // band path
   typename T::Table ptab_all;
   typename T::Table::HostMirror ptab_host;
@@ -142,9 +140,8 @@ class Workspace {
                               [&](Arena<mem>& a) { cut(a, plan, res, with_model); });
     meter.hold(arena_.bytes() + outside(failed) + outside(rhs_all) + outside(fw_all) +
                outside(minw_all) + outside(info_all) + outside(cblk_all) + outside(q_all) +
-               outside(qy_all) + outside(ptab_all) + outside(rhs_band_all) +
-               outside(half_width_all) + outside(core_slots_all) + outside(xr_all) +
-               outside_outputs());
+               outside(ptab_all) + outside(rhs_band_all) + outside(half_width_all) +
+               outside(core_slots_all) + outside(xr_all) + outside_outputs());
     // On a GPU the table's host copy is a vector's memory, not a View of its own: Kokkos 3.4
     // fills and destroys a View of structs with a parallel_for on the host's execution space,
     // and waking the OpenMP pool for them is a frame's cost that buys nothing here
@@ -292,9 +289,6 @@ class Workspace {
     b.cblk = Kokkos::subview(cblk_all, pr, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     b.qb = Kokkos::subview(q_all, std::make_pair(std::size_t(0), std::size_t(P) * shape_.ncs),
                            Kokkos::ALL, Kokkos::ALL);
-    if (qy_all.extent(0) > 0)
-      b.qy = Kokkos::subview(qy_all, std::make_pair(std::size_t(0), std::size_t(P) * shape_.ncs),
-                             Kokkos::ALL);
     b.rhs_band = Kokkos::subview(rhs_band_all, pr, Kokkos::ALL);
     b.half_width = Kokkos::subview(half_width_all, pr);
     b.core_slots = Kokkos::subview(core_slots_all, pr, Kokkos::ALL);
@@ -321,8 +315,6 @@ class Workspace {
     take(info_all, "kspecter::extract::info", pmax);
     take(cblk_all, "kspecter::extract::cov_blocks", pmax, s.nslots, s.m, s.m);
     take(q_all, "kspecter::extract::q_blocks", std::size_t(pmax) * s.ncs, s.m, s.m);
-    if (solve::inverse_sqrt_rows_native<ExecSpace>(s.m))
-      take(qy_all, "kspecter::extract::q_rhs", std::size_t(pmax) * s.ncs, s.m);
     take(rhs_band_all, "kspecter::extract::rhs_band", pmax, s.n);
     take(half_width_all, "kspecter::extract::half_width", pmax);
     take(core_slots_all, "kspecter::extract::core_slots", pmax, s.ncs);

@@ -156,6 +156,9 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
 // reduction, so that a row waits on scratch and a reduction, not on a global load. y stays
 // in `rhs` until the backward pass writes x there: no entry is read and written in one row
 // by different threads. One barrier a row. `K` entries a thread: bands to K x team size.
+// A thread's entries are counted from the diagonal (distance d = 1 + me + k nt), not from the
+// band's edge, so that a wider band (a batch with a wider patch: extract's BandSolve) only
+// adds zeros at the end of each thread's sum: the same bits whatever the batching.
 template <int K, class Member>
 KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double const* L, double* y,
                                                   double* x, int n, int w) {
@@ -165,8 +168,8 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
     double const* li = L + std::size_t(i) * w;
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) {
-      int const c = me + k * nt;
-      dst[k] = c < b ? li[c] : 0.0;
+      int const d = 1 + me + k * nt;
+      dst[k] = d <= b ? li[b - d] : 0.0;
     }
   };
   load(0, cur);
@@ -181,8 +184,8 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
     double s = 0.0;
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) {
-      int const c = me + k * nt;
-      if (c < b && i - b + c >= 0) s += cur[k] * x[i - b + c];
+      int const d = 1 + me + k * nt;
+      if (d <= b && i - d >= 0) s += cur[k] * x[i - d];
     }
     Kokkos::Sum<double> sum(s);
     team.team_reduce(sum);
@@ -202,8 +205,8 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
     if (me == 0) y[i] = xi;
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) {
-      int const c = me + k * nt;
-      if (c < b && i - b + c >= 0) x[i - b + c] -= cur[k] * xi;
+      int const d = 1 + me + k * nt;
+      if (d <= b && i - d >= 0) x[i - d] -= cur[k] * xi;
     }
     team.team_barrier();
     KSPECTER_UNROLL
@@ -213,7 +216,9 @@ KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double con
 
 // Forward substitution by rows (a dot product of each row of L with the solved part) and
 // backward substitution by rows of L as axpys (x_i is final once the rows below have been
-// subtracted from it), so that both read L along its contiguous rows.
+// subtracted from it), so that both read L along its contiguous rows. The plain loops give
+// the same bits for a wider band (zeros first in each sum) with one thread a team, the
+// host's; a GPU takes them only for bands wider than its prefetched path holds.
 template <class Tune, class ExecSpace>
 void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
                               VectorBatch<typename ExecSpace::memory_space> rhs) {
