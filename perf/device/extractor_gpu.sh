@@ -27,7 +27,7 @@ for tree in $trees; do
   for g in 4 64; do
     echo "== $tree, budget $g GiB: $(timeout 100 "$here/build-device-$tree/perf/bench_extract" \
       --psf "$psf" --repeat 1 --warmup 0 --solver band --budget $g 2>&1 |
-      grep -E 'frame digest|batch\(es\)' | sed 's/.*patches of//; s/.*frame digest.*: //' | tr '\n' ' ')"
+      grep -E 'frame digest|batch\(es\)|peak device' | sed 's/.*patches of//; s/.*frame digest.*: //; s/held by.*//' | tr '\n' ' ')"
   done
 done
 
