@@ -722,6 +722,7 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   Toy t(30, 60);
   t.add_noise(17);
   t.opt.bundles_per_batch = 0;  // as a GPU batches: as many bundles as the budget holds
+  t.opt.model = true;           // its pixels sum the fibers of every batch that reaches them
   FrameResult const a = run(t.psf, t.image, t.ivar, t.opt);
   PatchPlan const plan = make_patch_plan(t.opt, t.psf.nfiber, t.psf.spot_ny(), t.psf.spot_nx());
   BatchFootprint const fp =
@@ -740,6 +741,8 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
                           a.resolution.size() * sizeof(double)),
               0);
     EXPECT_EQ(a.mask, r->mask);
+    ASSERT_EQ(a.model.size(), r->model.size());
+    EXPECT_EQ(std::memcmp(a.model.data(), r->model.data(), a.model.size() * sizeof(double)), 0);
   }
   t.opt.memory_budget = ExtractOptions{}.memory_budget;
   t.opt.bundles_per_batch = -1;  // the backend's own choice (one bundle a batch on a host)
@@ -748,6 +751,7 @@ TEST(TEST_CATEGORY, extract_batching_does_not_change_results) {
   EXPECT_EQ(d.stats.nbatch, host ? 2 : 1);
   EXPECT_EQ(std::memcmp(a.flux.data(), d.flux.data(), a.flux.size() * sizeof(double)), 0);
   EXPECT_EQ(std::memcmp(a.ivar.data(), d.ivar.data(), a.ivar.size() * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(a.model.data(), d.model.data(), a.model.size() * sizeof(double)), 0);
 }
 
 // Two frames of one input that should agree to rounding: flux within 1e-9 sigma, ivar and

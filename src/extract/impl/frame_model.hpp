@@ -2,7 +2,8 @@
 // for each fiber of the batch and CCD row, the range of output bins whose spot covers the row
 // (row_ranges.hpp); then every pixel of the batch's box gathers spot x f over the kept bins
 // with ivar > 0 and adds it to the model (batches run one after the other, and one thread
-// owns each pixel, so the sum is deterministic).
+// owns each pixel, so the sum is deterministic, and one chain of additions whatever the
+// batching).
 #pragma once
 
 #include "context.hpp"
@@ -36,7 +37,10 @@ struct FrameModel {
   KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
     int const y = static_cast<int>(idx / nxbox), x = xbox0 + static_cast<int>(idx % nxbox);
     long long count = 0;
-    model(y, x) += gather(x, y, y, 0, nf, fiber0, wavepad, KeptFlux{deconv, ivar, spec0}, count);
+    // The batch's terms continue the pixel's sum (not a sum of their own added to it), so
+    // that the model's bits do not depend on where batches split the fibers.
+    model(y, x) =
+        gather(x, y, y, 0, nf, fiber0, wavepad, KeptFlux{deconv, ivar, spec0}, count, model(y, x));
   }
 };
 

@@ -78,10 +78,11 @@ struct SpotGather {
   Kokkos::View<const int**, Kokkos::LayoutRight, typename T::mem> xr;
   int sny, snx;
 
+  /// `sum` plus spot x coefficient over the items, added one at a time in item and bin order.
   template <class Coef>
   KOKKOS_INLINE_FUNCTION double operator()(int x, int y, int r, int item0, int nitem, int fiber0,
-                                           int bin0, Coef const& coef, long long& count) const {
-    double sum = 0;
+                                           int bin0, Coef const& coef, long long& count,
+                                           double sum = 0.0) const {
     for (int k = 0; k < nitem; ++k) {
       int const i = item0 + k;
       if (x < xr(i, 0) || x >= xr(i, 1)) continue;
