@@ -8,8 +8,9 @@
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
 //                 [--solver band|dense] [--keep-buffers 0|1] [--allocations]
-//                 [--stage-times 0|1]
+//                 [--stage-times 0|1] [--model 0|1]
 //
+// --model 1: the model image too (ExtractOptions::model, as -m and the Extractor make it).
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
 // --stage-times 0: the timed frames without per-stage times (extract_frame then fences only
 // where the host needs the device's numbers, not around every stage; the wall time alone).
@@ -69,6 +70,7 @@ struct Args {
   bool kernels = false;         // one more run, each kernel fenced and timed (kernel_timer.hpp)
   std::string solver = "band";  // ExtractOptions::band_solve
   bool keep_buffers = false;    // ExtractHooks::buffers
+  bool model = false;           // ExtractOptions::model
   bool allocations = false;     // --allocations
   bool stage_times = true;      // --stage-times
 };
@@ -78,7 +80,7 @@ int usage() {
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
       "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
-      "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1]\n");
+      "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1] [--model 0|1]\n");
   return 2;
 }
 
@@ -319,6 +321,8 @@ int main(int argc, char** argv) {
       a.stage_times = std::atoi(v) != 0;
     else if (s == "--keep-buffers" && (v = next()))
       a.keep_buffers = std::atoi(v) != 0;
+    else if (s == "--model" && (v = next()))
+      a.model = std::atoi(v) != 0;
     else if (s == "--solver" && (v = next()) &&
              (std::string(v) == "band" || std::string(v) == "dense"))
       a.solver = v;
@@ -362,6 +366,7 @@ int main(int argc, char** argv) {
     opt.nspec = std::min(p.nfiber, 25 * nbundles);
     opt.memory_budget = std::size_t(a.budget_gib * double(std::size_t(1) << 30));
     opt.band_solve = a.solver == "band";
+    opt.model = a.model;
 
     // The image: default spectra through the PSF, Poisson + 3 e- read noise, on the host.
     double const ts = now();

@@ -11,7 +11,8 @@
 #   rm -rf .gpu-before && mkdir .gpu-before && git archive <before> | tar -x -C .gpu-before
 # Device call (carry [".gpu-python", ".gpu-specter", ".gpu-before"], timeout_s 600):
 #   bash perf/device/extractor_gpu.sh
-# KSPECTER_BENCH_ROUNDS: bench_extract rounds (default 2; 0 leaves it out).
+# KSPECTER_BENCH_ROUNDS: bench_extract rounds (default 2; 0 leaves it out); KSPECTER_BENCH_ARGS:
+# more arguments for them (say "--model 1 --budget 64": the Extractor's one batch, model made).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 trees=after
@@ -36,7 +37,8 @@ note "bench_extract"
   for k in $(seq 1 "${KSPECTER_BENCH_ROUNDS:-2}"); do
     for tree in $trees; do
       echo "== $tree, round $k"
-      timeout 100 "$here/build-device-$tree/perf/bench_extract" --psf "$psf" --repeat 3 --solver band
+      timeout 100 "$here/build-device-$tree/perf/bench_extract" --psf "$psf" --repeat 3 --solver band \
+        ${KSPECTER_BENCH_ARGS:-}
     done
   done
 } > "$out/bench_extract.log" 2>&1

@@ -21,7 +21,10 @@ struct FrameModel {
   SpotGather<ExecSpace> gather;  // over the batch's requested fibers, every CCD row
   Kokkos::View<const double**, Kokkos::LayoutRight, typename T::mem> deconv, ivar;
   Kokkos::View<double**, Kokkos::LayoutRight, typename T::mem> model;
-  int fiber0, spec0, nf, wavepad, xbox0, nxbox;
+  // Per column of the box, the first and last fiber (0..nf) whose spots reach it (first >
+  // last: none): a pixel visits those fibers, not all nf of the batch.
+  typename T::XRanges columns;
+  int fiber0, spec0, wavepad, xbox0, nxbox;
 
   // Coefficients of fiber k: its deconvolved flux, on the bins with ivar > 0.
   struct KeptFlux {
@@ -35,12 +38,15 @@ struct FrameModel {
   };
 
   KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
-    int const y = static_cast<int>(idx / nxbox), x = xbox0 + static_cast<int>(idx % nxbox);
+    int const y = static_cast<int>(idx / nxbox), c = static_cast<int>(idx % nxbox);
+    int const k0 = columns(c, 0), k1 = columns(c, 1);
+    if (k1 < k0) return;
     long long count = 0;
     // The batch's terms continue the pixel's sum (not a sum of their own added to it), so
-    // that the model's bits do not depend on where batches split the fibers.
-    model(y, x) =
-        gather(x, y, y, 0, nf, fiber0, wavepad, KeptFlux{deconv, ivar, spec0}, count, model(y, x));
+    // that the model's bits do not depend on where batches split the fibers. The fibers
+    // left out reach no spot to this column: the same terms in the same order.
+    model(y, xbox0 + c) = gather(xbox0 + c, y, y, k0, k1 - k0 + 1, fiber0 + k0, wavepad,
+                                 KeptFlux{deconv, ivar, spec0 + k0}, count, model(y, xbox0 + c));
   }
 };
 
@@ -74,22 +80,34 @@ void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
     bx0 = std::min(bx0, std::max(fxr_h(k, 0), 0));
     bx1 = std::max(bx1, std::min(fxr_h(k, 1), s.npx));
   }
+  typename T::XRanges columns;
   if (bx1 > bx0) {
+    columns = allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_model_columns",
+                                            bx1 - bx0, 2);
+    auto columns_h = Kokkos::create_mirror_view(columns);
+    for (int c = 0; c < bx1 - bx0; ++c) columns_h(c, 0) = nf, columns_h(c, 1) = -1;
+    for (int k = 0; k < nf; ++k)
+      for (int x = std::max(fxr_h(k, 0), bx0); x < std::min(fxr_h(k, 1), bx1); ++x) {
+        columns_h(x - bx0, 0) = std::min(columns_h(x - bx0, 0), k);
+        columns_h(x - bx0, 1) = std::max(columns_h(x - bx0, 1), k);
+      }
+    Kokkos::deep_copy(fc.space, columns, columns_h);
+    ws.meter.hold(bytes_of(columns));
     long const nbox = long(s.npy) * (bx1 - bx0);
     Kokkos::parallel_for("kspecter::extract::frame_model", RangeL(fc.space, 0, nbox),
                          FrameModel<ExecSpace>{{b.spots, b.xc, b.yc, frr, fxr, s.sny, s.snx},
                                                ws.deconv,
                                                ws.ivar,
                                                ws.model,
+                                               columns,
                                                fiber0,
                                                fa - plan.specmin,
-                                               nf,
                                                plan.wavepad,
                                                bx0,
                                                bx1 - bx0});
   }
-  fc.space.fence();
-  ws.meter.release(bytes_of(frr) + bytes_of(fxr));
+  fc.space.fence();  // before columns_h goes: its copy may still be in flight
+  ws.meter.release(bytes_of(frr) + bytes_of(fxr) + bytes_of(columns));
 }
 
 }  // namespace kspecter::extract::detail
