@@ -13,6 +13,7 @@
 #   bash perf/device/extractor_gpu.sh
 # KSPECTER_BENCH_ROUNDS: bench_extract rounds (default 2; 0 leaves it out); KSPECTER_BENCH_ARGS:
 # more arguments for them (say "--model 1 --budget 64": the Extractor's one batch, model made).
+# KSPECTER_LOOP_MODES="" leaves out the loops.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 trees=after
@@ -50,7 +51,7 @@ PYTHONPATH="$here/build-device-after/python" PYTHONDONTWRITEBYTECODE=1 timeout 2
   -q -p no:cacheprovider "$here/python/tests/test_extractor.py" "$here/python/tests/test_cupy.py" \
   > "$out/pytest.log" 2>&1
 tail -n 3 "$out/pytest.log"
-for mode in "--gpu" "--gpu --cupy"; do
+for mode in ${KSPECTER_LOOP_MODES-"--gpu" "--gpu --cupy"}; do
   note "extractor_loop $mode"
   timeout 200 python3 "$here/perf/extractor_loop.py" --psf "$psf" --nspec 500 --repeat 10 \
     --cte-iterations 2 $mode > "$out/loop${mode// /}.log" 2>&1

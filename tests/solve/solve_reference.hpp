@@ -197,22 +197,4 @@ double rel_maxdiff(X const& x, Y const& y) {
   return double(num / (den > 0 ? den : 1));
 }
 
-/// What inverse_sqrt_rows returns, from Q (m x m) and y: k rows of k + 2 entries, Q's rows
-/// [lo, lo + k) on those columns, then each row's sum and its product with y.
-template <class Q>
-std::vector<LD> rows_of_q(Q const& q, int m, std::vector<double> const& y, int lo, int k) {
-  std::vector<LD> out;
-  for (int i = lo; i < lo + k; ++i) {
-    LD s = 0, t = 0;
-    for (int j = 0; j < m; ++j) {
-      s += LD(q[std::size_t(i) * m + j]);
-      t += LD(q[std::size_t(i) * m + j]) * y[std::size_t(j)];
-    }
-    for (int j = lo; j < lo + k; ++j) out.push_back(LD(q[std::size_t(i) * m + j]));
-    out.push_back(s);
-    out.push_back(t);
-  }
-  return out;
-}
-
 }  // namespace kspecter::test::solve_ref

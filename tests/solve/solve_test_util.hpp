@@ -28,13 +28,4 @@ std::vector<double> matrix(V const& host, std::size_t b) {
   return out;
 }
 
-/// What inverse_sqrt_rows leaves in matrix b of a host copy: k rows of k + 2 numbers.
-template <class V>
-std::vector<double> rows_block(V const& host, std::size_t b, int k) {
-  std::vector<double> out;
-  for (int i = 0; i < k; ++i)
-    for (int j = 0; j < k + 2; ++j) out.push_back(host(b, i, j));
-  return out;
-}
-
 }  // namespace kspecter::test::solve_util

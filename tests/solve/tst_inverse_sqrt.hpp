@@ -133,47 +133,6 @@ TEST(TEST_CATEGORY, inverse_sqrt_degenerate_inputs) {
   EXPECT_THROW(run_inverse_sqrt({good}, m, 1.0), kspecter::ParameterError);
 }
 
-// inverse_sqrt_rows (on a GPU the staged kernels on the seeds' rows only; on a host Q whole,
-// then the rows) against the long-double reference's Q: the rows kept, the row sums and the
-// products with y; a garbage block gives zeros; a range with no room for the two columns is
-// refused.
-TEST(TEST_CATEGORY, inverse_sqrt_rows_match_jacobi) {
-  int const m = 74, lo = 7, k = 60, nmat = 5;
-  auto const seed = ref::fresh_seed();
-  SCOPED_TRACE("seed = " + std::to_string(seed));
-  std::vector<std::vector<double>> cs, ys;
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> nd;
-  for (int b = 0; b < nmat; ++b) {
-    cs.push_back(ref::random_spd(m, seed + b, 1e-2));
-    std::vector<double> y(m);
-    for (double& v : y) v = nd(gen);
-    ys.push_back(y);
-  }
-  cs[3][5 * m + 9] = cs[3][9 * m + 5] = std::nan("");
-  auto dev = util::upload<TEST_EXECSPACE>(cs, m);
-  kspecter::solve::VectorBatch<mem> y("y", nmat, m);
-  auto yh = Kokkos::create_mirror_view(y);
-  for (int b = 0; b < nmat; ++b)
-    for (int i = 0; i < m; ++i) yh(b, i) = ys[b][i];
-  Kokkos::deep_copy(y, yh);
-  kspecter::solve::InverseSqrtWorkspace<mem> work;
-  kspecter::solve::inverse_sqrt_rows(TEST_EXECSPACE(), dev, y, lo, k, 1e-14, work);
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev);
-  for (int b = 0; b < nmat; ++b) {
-    std::vector<double> const got = util::rows_block(h, std::size_t(b), k);
-    if (b == 3) {
-      for (double x : got) ASSERT_EQ(x, 0.0) << "the NaN block";
-      continue;
-    }
-    std::vector<ref::LD> c(cs[b].begin(), cs[b].end());
-    auto const want = ref::rows_of_q(ref::inverse_sqrt(c, m, 1e-14), m, ys[b], lo, k);
-    EXPECT_LE(ref::rel_maxdiff(got, want), 1e-11) << "matrix " << b;
-  }
-  EXPECT_THROW(kspecter::solve::inverse_sqrt_rows(TEST_EXECSPACE(), dev, y, 0, m - 1, 1e-14, work),
-               kspecter::ParameterError);
-}
-
 // A patch's results do not depend on the rest of its batch or on its place in it.
 TEST(TEST_CATEGORY, chain_is_independent_of_batch_composition) {
   int const nfiber = 3, m = 37, n = nfiber * m;

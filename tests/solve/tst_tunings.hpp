@@ -205,47 +205,6 @@ TEST(TEST_CATEGORY, staged_inverse_sqrt_workspace_reused) {
   }
 }
 
-// The staged kernels on the seeds' rows only (inverse_sqrt_rows, the GPUs' form) against Q
-// from the one kernel, whole, on the same blocks: the same numbers to rounding, the same zeros
-// for a NaN block. Slices of 5 rows make a seed row share a slice with unit rows.
-TEST(TEST_CATEGORY, staged_inverse_sqrt_rows_agree_with_q_whole) {
-  int const m = 74, nmat = 4, lo = 7, k = 60;
-  auto const seed = ref::fresh_seed();
-  SCOPED_TRACE("seed = " + std::to_string(seed));
-  std::vector<double> in, ys;
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> nd;
-  for (int b = 0; b < nmat; ++b) {
-    auto a = ref::random_spd(m, seed + b, 1e-2);
-    if (b == 2) a[5 * m + 9] = a[9 * m + 5] = std::nan("");
-    in.insert(in.end(), a.begin(), a.end());
-    for (int i = 0; i < m; ++i) ys.push_back(nd(gen));
-  }
-  auto const whole = inverse_sqrt_with<kspecter::solve::Tuning<TEST_EXECSPACE>>(in, nmat, m);
-  kspecter::solve::MatrixBatch<mem> dev("c", nmat, m, m);
-  kspecter::solve::VectorBatch<mem> y("y", nmat, m);
-  auto h = Kokkos::create_mirror_view(dev);
-  auto yh = Kokkos::create_mirror_view(y);
-  std::copy(in.begin(), in.end(), h.data());
-  std::copy(ys.begin(), ys.end(), yh.data());
-  Kokkos::deep_copy(dev, h);
-  Kokkos::deep_copy(y, yh);
-  ASSERT_TRUE((sd::inverse_sqrt_rows_native_impl<HostStaged, TEST_EXECSPACE>(m)));
-  kspecter::solve::InverseSqrtWorkspace<mem> work;
-  sd::inverse_sqrt_rows_impl<HostStaged>(TEST_EXECSPACE(), dev, y, lo, k, 1e-14, work);
-  Kokkos::deep_copy(h, dev);
-  for (int b = 0; b < nmat; ++b) {
-    std::vector<double> const got = util::rows_block(h, std::size_t(b), k);
-    if (b == 2) {
-      for (double x : got) ASSERT_EQ(x, 0.0) << "the NaN block";
-      continue;
-    }
-    std::vector<double> q(whole.begin() + b * m * m, whole.begin() + (b + 1) * m * m);
-    std::vector<double> yb(ys.begin() + b * m, ys.begin() + (b + 1) * m);
-    EXPECT_LE(ref::rel_maxdiff(got, ref::rows_of_q(q, m, yb, lo, k)), 1e-12) << "matrix " << b;
-  }
-}
-
 TEST(TEST_CATEGORY, gpu_shaped_kernels_small_blocks) { check_chain<GpuLike>(3, 37, 3); }
 TEST(TEST_CATEGORY, gpu_shaped_kernels_fiber_blocks) { check_chain<GpuLike>(2, 74, 3); }
 TEST(TEST_CATEGORY, portable_kernels_fiber_blocks) { check_chain<Portable>(3, 74, 3); }

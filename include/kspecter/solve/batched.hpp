@@ -92,23 +92,4 @@ template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                   double rel_clip, InverseSqrtWorkspace<typename ExecSpace::memory_space>& work);
 
-/// What a decorrelation reads of Q = c^-1/2 (inverse_sqrt's Q: the same clip and failures),
-/// written over c(b) for the rows [lo, lo + k) of Q, i < k:
-///   c(b, i, j) = Q(lo + i, lo + j) for j < k,
-///   c(b, i, k) = (Q 1)(lo + i), the row's sum,
-///   c(b, i, k + 1) = (Q y_b)(lo + i), with y [nmat][m].
-/// The rest of c(b) is left undefined. Needs 0 <= lo, k >= 1, lo + k <= m and k + 2 <= m.
-/// Where inverse_sqrt_rows_native holds, the eigenbasis is formed and rotated for these
-/// k + 2 rows only (on a GPU, m = 74, k = 60: a sixth less work); elsewhere Q is formed whole
-/// and the numbers are taken from it, summed in column order.
-template <class ExecSpace>
-void inverse_sqrt_rows(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                       VectorBatch<typename ExecSpace::memory_space> y, int lo, int k,
-                       double rel_clip,
-                       InverseSqrtWorkspace<typename ExecSpace::memory_space>& work);
-
-/// Whether inverse_sqrt_rows forms only the rows it returns, for blocks of m on ExecSpace.
-template <class ExecSpace>
-bool inverse_sqrt_rows_native(int m);
-
 }  // namespace kspecter::solve

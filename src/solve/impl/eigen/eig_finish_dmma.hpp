@@ -4,8 +4,8 @@
 // clip x w_max, and Q = ztᵀ zt, zero where the iteration failed or a scaled entry is not
 // finite. Only the sums' order differs: Q's lower triangle is 8 x 8 tiles, each a sum of
 // m8n8k4 DMMAs in registers, over chunks of zt's rows staged in level-0 scratch; the upper
-// triangle is copied from the lower one, so Q is exactly symmetric. With seeds (EigSeeds) the
-// product is of zt's first n columns only, n x n at stride m.
+// triangle is copied from the lower one, so Q is exactly symmetric. The product is of zt's
+// first n columns, n x n at stride m (n = m: Q whole).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -32,7 +32,7 @@ struct EigFinishDmma {
 
   EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // Q, over the matrices' storage
-  int n;               // columns of zt formed (the seeds' rows), <= m
+  int n;               // columns of zt formed, <= m
   double clip;
   int ld;  // the stage's row stride: >= 8 tiles, 8 mod 16 (a fragment in two wavefronts)
 

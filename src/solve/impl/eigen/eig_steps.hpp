@@ -283,8 +283,8 @@ KOKKOS_INLINE_FUNCTION void eig_prepare(Member const& team, double* A, int m, do
 }
 
 /// A = ztᵀ diag(max(d, clip d_max)^-1/2) zt once the QL iteration converged (`ok`), else 0:
-/// zt is m x m (stride m), of which the first n <= m columns are formed (the seeds' rows,
-/// EigSeeds); A gets the n x n product at stride m.
+/// zt is m x m (stride m), of which the first n <= m columns are formed; A gets the n x n
+/// product at stride m.
 template <class Tune, class Member>
 KOKKOS_INLINE_FUNCTION void eig_finish(Member const& team, GemmWork const& work, double* A, int m,
                                        int n, double const* d, double* zt, bool ok, double clip,

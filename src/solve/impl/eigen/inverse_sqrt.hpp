@@ -154,13 +154,11 @@ void inverse_sqrt_fused(ExecSpace const& space, MatrixBatch<typename ExecSpace::
   Kokkos::parallel_for("kspecter::solve::inverse_sqrt", policy, kernel);
 }
 
-/// The checks, the profiling region, and the tuning's form of the algorithm; `seeds` (the
-/// staged form only, inverse_sqrt_rows) for the rows it names.
+/// The checks, the profiling region, and the tuning's form of the algorithm.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                        double rel_clip,
-                       InverseSqrtWorkspace<typename ExecSpace::memory_space>& work,
-                       EigSeeds<typename ExecSpace::memory_space> const& seeds = {}) {
+                       InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
   ScopedRegion region("kspecter::solve::inverse_sqrt");
   int const nmat = int(c.extent(0));
   int const m = int(c.extent(1));
@@ -171,72 +169,12 @@ void inverse_sqrt_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::m
   if (nmat == 0 || m == 0) return;
   if constexpr (Tune::eig_staged) {
     if (inverse_sqrt_staged_fits<ExecSpace>(m))
-      return inverse_sqrt_staged<Tune>(space, c, rel_clip, work, seeds);
+      return inverse_sqrt_staged<Tune>(space, c, rel_clip, work);
   }
   inverse_sqrt_fused<Tune>(space, c, rel_clip);
 }
 
-/// inverse_sqrt_rows' numbers from Q whole, in place, a matrix a thread: row i of the result
-/// is written once row lo + i of Q is read, and rows before lo + i are never read again.
-template <class ExecSpace>
-void take_rows_of_q(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                    VectorBatch<typename ExecSpace::memory_space> y, int lo, int k) {
-  int const m = int(c.extent(1));
-  Kokkos::parallel_for(
-      "kspecter::solve::inverse_sqrt::rows",
-      Kokkos::RangePolicy<ExecSpace>(space, 0, int(c.extent(0))), KOKKOS_LAMBDA(int b) {
-        for (int i = 0; i < k; ++i) {
-          double s = 0.0, t = 0.0;
-          for (int j = 0; j < m; ++j) {
-            s += c(b, lo + i, j);
-            t += c(b, lo + i, j) * y(b, j);
-          }
-          for (int j = 0; j < k; ++j) c(b, i, j) = c(b, lo + i, lo + j);
-          c(b, i, k) = s;
-          c(b, i, k + 1) = t;
-        }
-      });
-}
-
-template <class Tune, class ExecSpace>
-bool inverse_sqrt_rows_native_impl(int m) {
-  if constexpr (Tune::eig_staged) return m > 0 && inverse_sqrt_staged_fits<ExecSpace>(m);
-  return false;
-}
-
-template <class Tune, class ExecSpace>
-void inverse_sqrt_rows_impl(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                            VectorBatch<typename ExecSpace::memory_space> y, int lo, int k,
-                            double rel_clip,
-                            InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
-  int const nmat = int(c.extent(0)), m = int(c.extent(1));
-  if (!(lo >= 0 && k >= 1 && lo + k <= m && k + 2 <= m))
-    throw ParameterError("solve::inverse_sqrt_rows: rows [" + std::to_string(lo) + ", " +
-                         std::to_string(lo + k) + ") do not fit blocks of " + std::to_string(m) +
-                         " with two columns to spare");
-  if (int(y.extent(0)) != nmat || int(y.extent(1)) != m)
-    throw ParameterError("solve::inverse_sqrt_rows: y is not [nmat][m]");
-  if (inverse_sqrt_rows_native_impl<Tune, ExecSpace>(m))
-    return inverse_sqrt_impl<Tune>(space, c, rel_clip, work,
-                                   EigSeeds<typename ExecSpace::memory_space>{lo, k, y});
-  inverse_sqrt_impl<Tune>(space, c, rel_clip, work);
-  take_rows_of_q(space, c, y, lo, k);
-}
-
 }  // namespace detail
-
-template <class ExecSpace>
-void inverse_sqrt_rows(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
-                       VectorBatch<typename ExecSpace::memory_space> y, int lo, int k,
-                       double rel_clip,
-                       InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
-  detail::inverse_sqrt_rows_impl<Tuning<ExecSpace>>(space, c, y, lo, k, rel_clip, work);
-}
-
-template <class ExecSpace>
-bool inverse_sqrt_rows_native(int m) {
-  return detail::inverse_sqrt_rows_native_impl<Tuning<ExecSpace>, ExecSpace>(m);
-}
 
 template <class ExecSpace>
 void inverse_sqrt(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,

@@ -251,34 +251,17 @@ KOKKOS_INLINE_FUNCTION void reflect_row(double* x, int stride, double const* v, 
   update_column<column_batch>(x, stride, r, [&](int i, double xi) { return xi - h * v[i]; });
 }
 
-/// The rows of Z that the rotations carry (docs/algorithm.md, "Only the rows it reads"): row c
-/// starts as e_{lo + c} for c < k, and with `y` two more rows follow, all ones and y_b. Each
-/// row is rotated on its own, so the finish's products of these rows are Q's rows
-/// [lo, lo + k) restricted to those columns, Q·1 and Q y_b. Q whole: lo = 0, k = m, no y.
-template <class Mem>
-struct EigSeeds {
-  int lo = 0, k = 0;
-  VectorBatch<Mem> y;  // [nmat][m], or empty
-
-  KOKKOS_INLINE_FUNCTION int rows() const { return y.extent(0) > 0 ? k + 2 : k; }
-  /// Entry i of matrix b's starting row c.
-  KOKKOS_INLINE_FUNCTION double operator()(int b, int c, int i) const {
-    if (c < k) return i == lo + c ? 1.0 : 0.0;
-    return c == k ? 1.0 : y(b, i);
-  }
-};
-
-/// The rows [c0, c0 + w) of Z = S H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
-/// starts as seed(c, ·) (S's row c: e_c for Q whole, EigSeeds) and takes the reflectors on the
+/// The rows [c0, c0 + w) of Z = H_0 ⋯ H_{m-3} in the slice x ([m][w]), a thread a row: row c
+/// starts as the unit row e_c and takes the reflectors on the
 /// right, two at a time (reflect_row_pair).
 /// `refl`: tau (m), v_0, v_1, ... column-packed, then v_k·v_{k+1} (eig_prepare_packed). Each
 /// pair is staged by the team into `buf` (2 m doubles), from registers loaded while the pair
 /// before applied; two barriers a pair.
-template <class Member, class Seed>
+template <class Member>
 KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, int m, int c0,
-                                         double const* refl, double* buf, Seed const& seed) {
+                                         double const* refl, double* buf) {
   int const ts = team.team_size();
-  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = seed(c0 + at.c, at.i);
+  for (SliceWalk at(team, w); at.t < m * w; at.next(w, ts)) x[at.t] = at.i == c0 + at.c ? 1.0 : 0.0;
   if (m < 3) return;
   int const nrefl = m - 2;
   auto const v = [&](int k) { return refl + m + reflector_offset(k, m); };
@@ -315,8 +298,8 @@ KOKKOS_INLINE_FUNCTION void form_z_slice(Member const& team, double* x, int w, i
 template <class Member, class Mem>
 KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> const& r,
                                              EigRecord<Mem> const& rec, double const* refl,
-                                             EigSeeds<Mem> const& seeds, bool form, int b, int c0,
-                                             int w, double* x, double* rot) {
+                                             bool form, int b, int c0, int w, double* x,
+                                             double* rot) {
   int const m = r.m, nsweep = form ? 0 : rec.nsweep(b);
   double* const zt = &r.zt(b, 0, 0);
   double const* const cs = &rec.cs(b, 0);
@@ -324,8 +307,7 @@ KOKKOS_INLINE_FUNCTION void eig_rotate_slice(Member const& team, EigRounds<Mem> 
   int const* const sw = &rec.sweeps(b, 0);
   auto const length = [&](int k) { return k < nsweep ? sw[2 * k + 1] - sw[2 * k] + 1 : 0; };
   if (form) {
-    auto const seed = [&](int c, int i) { return seeds(b, c, i); };
-    form_z_slice(team, x, w, m, c0, refl, rot, seed);  // rot is free until the sweeps
+    form_z_slice(team, x, w, m, c0, refl, rot);  // rot is free until the sweeps
   } else {
     load_slice<column_batch>(team, m * w, w, x, [&](int i, int c) { return zt[i * m + c0 + c]; });
   }
@@ -367,9 +349,8 @@ struct EigRound {
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   EigRounds<Mem> r;
   MatrixBatch<Mem> c;  // the reflectors, over the matrices' storage
-  EigSeeds<Mem> seeds;
-  int nmat, per;      // matrices, and matrices a chain team
-  int groups, width;  // slices a matrix (of the seeds' rows), rows a slice
+  int nmat, per;       // matrices, and matrices a chain team
+  int groups, width;   // slices a matrix (of Z's m rows), rows a slice
   int chain_teams = 0, rot_teams = 0;
   EigRecord<Mem> chain_rec, rot_rec;
   bool form = false;
@@ -382,9 +363,9 @@ struct EigRound {
     }
     int const b = (t - chain_teams) / groups, g = (t - chain_teams) % groups;
     if (!form && rot_rec.nsweep(b) == 0) return;
-    int const n = seeds.rows(), c0 = g * width, w = n - c0 < width ? n - c0 : width;
+    int const n = r.m, c0 = g * width, w = n - c0 < width ? n - c0 : width;
     Scratch x(team.team_scratch(0), r.m * width + 2 * r.m);
-    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), seeds, form, b, c0, w, x.data(),
+    eig_rotate_slice(team, r, rot_rec, &c(b, 0, 0), form, b, c0, w, x.data(),
                      x.data() + r.m * width);
   }
 
@@ -426,15 +407,13 @@ bool inverse_sqrt_staged_fits(int m) {
   return eig_prepare_doubles(m, ts) <= l0_doubles && 2 * m + 1 <= l0_doubles;
 }
 
-/// Q = c^-1/2 over c, or with `seeds` only the products of the rows they start
-/// (inverse_sqrt_rows, n = seeds.rows() rows and columns of c). Precondition:
+/// Q = c^-1/2 over c. Precondition:
 /// inverse_sqrt_staged_fits<ExecSpace>(m) (inverse_sqrt_impl takes the fused kernel
 /// otherwise); a call without it is a programming error, reported as such.
 template <class Tune, class ExecSpace>
 void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace::memory_space> c,
                          double rel_clip,
-                         InverseSqrtWorkspace<typename ExecSpace::memory_space>& work,
-                         EigSeeds<typename ExecSpace::memory_space> seeds = {}) {
+                         InverseSqrtWorkspace<typename ExecSpace::memory_space>& work) {
   using Mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
@@ -445,8 +424,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
     throw std::logic_error("solve::inverse_sqrt_staged: called with blocks of " +
                            std::to_string(m) + ", too wide for its team scratch");
   EigRounds<Mem> const r(space, nmat, m, Tune::eig_round, work);
-  if (seeds.k == 0) seeds = EigSeeds<Mem>{0, m, {}};
-  int const n = seeds.rows();
+  int const n = m;  // rows of Z formed and rotated, and Q's columns
 
   auto prepare = KOKKOS_LAMBDA(Member const& team) {
     int const b = team.league_rank();
@@ -469,7 +447,7 @@ void inverse_sqrt_staged(ExecSpace const& space, MatrixBatch<typename ExecSpace:
   int const fit = slice / (2 * m + 1) > 1 ? slice / (2 * m + 1) : 1;
   int const per = std::min({Tune::eig_chain_team, Tune::eig_apply_cols, fit});
   int const chain_league = (nmat + per - 1) / per;
-  EigRound<ExecSpace, Tune::coalesce> round{r, c, seeds, nmat, per, groups, width};
+  EigRound<ExecSpace, Tune::coalesce> round{r, c, nmat, per, groups, width};
   int const bytes = int(Scratch::shmem_size(std::max(slice, per * (2 * m + 1))));
   auto const launch = [&](int into, int by) {
     round.set(into, by, chain_league);
