@@ -410,6 +410,62 @@ TEST(TEST_CATEGORY, band_gpu_shaped_kernels_match_long_double) {
   }
 }
 
+// A batch's band is as wide as its widest patch (extract's BandSolve), so a patch's factor may
+// sit in a wider band whose extra diagonals are zeros. The solve must give the same bits there,
+// or a frame's flux depends on its batching: the GPU path hands each thread the entries by
+// their distance from the diagonal, so the zeros come last in every thread's sum.
+template <class Tune>
+void check_solve_ignores_band_width(std::uint64_t seed) {
+  Order const o{7, 74};
+  int const n = o.nslots * o.m, extra = 9;
+  auto const a = icov_batch(o.nslots, o.m, 2, seed);
+  int b = 0;
+  for (auto const& x : a) b = std::max(b, half_bandwidth(permuted(x, o), n));
+  ASSERT_LE(b + extra, Tune::solve_entries * Tune::team_size) << "the prefetched path's reach";
+  auto pk = pack(a, o, b);
+  Kokkos::View<int*, mem> info("info", 2);
+  solve::detail::band_cholesky_impl<Tune>(TEST_EXECSPACE(), pk.ab, info);
+  auto narrow = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pk.ab);
+  solve::BandBatch<mem> wide("wide", 2, n, b + extra + 1);
+  auto hw = Kokkos::create_mirror_view(wide);
+  Kokkos::deep_copy(hw, 0.0);
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c <= b; ++c) hw(p, i, c + extra) = narrow(p, i, c);
+  Kokkos::deep_copy(wide, hw);
+  solve::VectorBatch<mem> x0("x0", 2, n), x1("x1", 2, n);
+  auto hx = Kokkos::create_mirror_view(x0);
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < n; ++i) hx(p, i) = std::cos(0.7 * i + p);
+  Kokkos::deep_copy(x0, hx);
+  Kokkos::deep_copy(x1, hx);
+  solve::detail::band_cholesky_solve_impl<Tune>(TEST_EXECSPACE(), pk.ab, x0);
+  solve::detail::band_cholesky_solve_impl<Tune>(TEST_EXECSPACE(), wide, x1);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x0);
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x1);
+  std::size_t differ = 0;
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < n; ++i) differ += h0(p, i) != h1(p, i);
+  EXPECT_EQ(differ, 0u) << "team " << Tune::team_size << ": the solve in a band " << extra
+                        << " diagonals wider";
+}
+
+TEST(TEST_CATEGORY, band_solve_gives_the_same_bits_in_a_wider_band) {
+  auto const seed = ref::fresh_seed();
+  SCOPED_TRACE("seed = " + std::to_string(seed));
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    check_solve_ignores_band_width<solve::BandTuning<TEST_EXECSPACE>>(seed);
+  } else {
+    check_solve_ignores_band_width<GpuShapedTune<1>>(seed);
+    using Policy = Kokkos::TeamPolicy<TEST_EXECSPACE>;
+    int const most =
+        Policy(TEST_EXECSPACE(), 1, 1)
+            .team_size_max([](Policy::member_type const&) {}, Kokkos::ParallelForTag());
+    if (most >= 2) check_solve_ignores_band_width<GpuShapedTune<2>>(seed);
+    if (most >= 4) check_solve_ignores_band_width<GpuShapedTune<4>>(seed);
+  }
+}
+
 /// The host's tuning with a team of T threads, so that the GPU path runs on host teams.
 template <int T>
 struct HostLoopTune : solve::BandTuning<TEST_EXECSPACE> {

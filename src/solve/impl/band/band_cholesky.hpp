@@ -158,7 +158,9 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
 // by different threads. One barrier a row. `K` entries a thread: bands to K x team size.
 // A thread's entries are counted from the diagonal (distance d = 1 + me + k nt), not from the
 // band's edge, so that a wider band (a batch with a wider patch: extract's BandSolve) only
-// adds zeros at the end of each thread's sum: the same bits whatever the batching.
+// adds zeros at the end of each thread's sum: the same bits whatever the batching. Counted
+// from the edge, a wider band handed each thread another thread's entries, and the team
+// reduction, which joins neighbouring threads' partials first, grouped the sum otherwise.
 template <int K, class Member>
 KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double const* L, double* y,
                                                   double* x, int n, int w) {
