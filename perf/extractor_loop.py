@@ -115,11 +115,11 @@ def main():
     for k, ((w, _), (i, _)) in enumerate(zip(warm, independent)):
         if differ(w, i):
             print(f"    call {k + 1} differs: {', '.join(differ(w, i))}")
-    names = sorted({k for d in stages[1:] for k in d}, key=lambda k: -np.median(
-        [d.get(k, 0) for d in stages[1:]]))
+    medians = {k: np.median([d.get(k, 0) for d in stages[1:]])
+               for k in {k for d in stages[1:] for k in d}}
     print("  Extractor, calls 2..N, median stage times: " + ", ".join(
-        f"{k.split('::')[-1]} {np.median([d.get(k, 0) for d in stages[1:]]):.4f}"
-        for k in names if np.median([d.get(k, 0) for d in stages[1:]]) >= 1e-4))
+        f"{k.split('::')[-1]} {t:.4f}"
+        for k, t in sorted(medians.items(), key=lambda kt: -kt[1]) if t >= 1e-4))
     # A few hundred pixels' weights changed between calls (rejected pixels, a masked column).
     changed = []
     for f in frames:

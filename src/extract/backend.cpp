@@ -262,9 +262,15 @@ std::vector<double> host_copy(ImageArray const& a) {
   return out;
 }
 
+std::vector<std::string> backend_list() {
+  std::vector<std::string> names;
+  detail::for_each_backend([&](char const* name, auto) { names.emplace_back(name); });
+  return names;
+}
+
 std::string backend_names() {
   std::string s = "auto";
-  detail::for_each_backend([&](char const* name, auto) { s += std::string(", ") + name; });
+  for (std::string const& name : backend_list()) s += ", " + name;
   return s;
 }
 

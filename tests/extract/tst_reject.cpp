@@ -293,13 +293,7 @@ TEST(extractor, reuses_the_solve_of_a_frame_of_two_bundles_on_every_backend) {
   o.model = true;
   auto const spectra =
       kspecter::sim::make_spectra(5, 0, 50, kspecter::sim::wavelength_grid(6000, 6400, 0.8));
-  std::string names = ex::backend_names();
-  for (std::size_t at = 0; at < names.size();) {
-    std::size_t const end = std::min(names.find(',', at), names.size());
-    std::string backend = names.substr(at, end - at);
-    at = end + 1;
-    backend.erase(0, backend.find_first_not_of(' '));
-    if (backend == "auto") continue;
+  for (std::string const& backend : ex::backend_list()) {
     ex::Extractor warm(backend, psf, o);
     kspecter::sim::SimulateOptions so;
     so.seed = 7;

@@ -44,6 +44,9 @@ std::vector<double> host_copy(ImageArray const& a);
 /// cmake/kspecter_backends.cmake).
 std::string backend_names();
 
+/// This build's backends, in the backend list's order, without "auto".
+std::vector<std::string> backend_list();
+
 /// The execution space `backend` runs on (Kokkos' name, e.g. "OpenMP"); throws ParameterError
 /// for a backend this build does not have.
 std::string backend_space_name(std::string const& backend);
