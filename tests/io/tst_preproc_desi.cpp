@@ -15,7 +15,9 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +40,16 @@ void ok(int status, char const* what) {
     fits_get_errstatus(status, text);
     FAIL() << what << ": CFITSIO " << text;
   }
+}
+
+// CFITSIO's status text and its whole message stack, oldest first.
+std::string cfitsio_stack(int status) {
+  char text[FLEN_STATUS] = {0};
+  fits_get_errstatus(status, text);
+  std::string all = text;
+  char line[FLEN_ERRMSG] = {0};
+  while (fits_read_errmsg(line)) all += std::string(" | ") + line;
+  return all;
 }
 
 struct Layout {
@@ -253,6 +265,9 @@ TEST(preproc_desi, kspecter_writes_what_it_reads) {
   fitsfile* f = nullptr;
   int st = 0, type = 0, is_compressed = 0, bitpix = 0;
   fits_open_file(&f, (dir + "/again.fits.gz").c_str(), READONLY, &st);
+  // CI once saw this open fail (session 28, not reproduced): name the call and CFITSIO's stack.
+  ASSERT_EQ(st, 0) << "fits_open_file(again.fits.gz): " << cfitsio_stack(st) << "; errno "
+                   << std::strerror(errno) << "; the file has " << gz.size() << " bytes";
   fits_movnam_hdu(f, IMAGE_HDU, const_cast<char*>("MASK"), 0, &st);
   is_compressed = fits_is_compressed_image(f, &st);
   fits_get_img_type(f, &bitpix, &st);
