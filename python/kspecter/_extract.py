@@ -187,13 +187,14 @@ class Extractor:
                        regularize, psferr, wavepad, pixpad_frac, wavepad_frac, reject_sigma,
                        reject_iter, "Extractor")
         self._model = bool(model)
+        self._reuse = None
         self._ex = _kspecter._Extractor(_as_psf(psf), opt, grid is None, gpu)
 
     def extract(self, img, timing=None):
         """The frame of ``img`` (a dict with 'image' and 'ivar', as ``extract_frame``'s),
         as ``extract_frame``'s dict; ``timing`` (a dict) gets the stage times in seconds."""
         image, ivar = _image_pair(img, "Extractor.extract")
-        result, stages = self._ex.extract(image, ivar)
+        result, stages, self._reuse = self._ex.extract(image, ivar)
         if isinstance(timing, dict):
             timing.update(stages)
         out = _gpu_specter_dict(result)
@@ -203,6 +204,13 @@ class Extractor:
     def model(self):
         """The model image of the last extraction (None before the first)."""
         return self._ex.model()
+
+    @property
+    def last_reuse(self):
+        """What the last extraction reused (None before the first): a dict with
+        'factor_reused' (the solve of the call before served), 'patches' and
+        'patches_reworked' (assembled and factorised again: their weights had changed)."""
+        return dict(self._reuse) if self._reuse is not None else None
 
     @property
     def backend(self):

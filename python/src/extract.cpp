@@ -78,7 +78,11 @@ py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle 
     py::gil_scoped_release unlocked;
     fr = e.extract(img.array, iv.array, &times);
   }
-  return py::make_tuple(result_dict(std::move(fr)), stage_times(times));
+  py::dict reuse;
+  reuse["factor_reused"] = fr.stats.reused_factor;
+  reuse["patches"] = fr.stats.npatch;
+  reuse["patches_reworked"] = fr.stats.nreworked;
+  return py::make_tuple(result_dict(std::move(fr)), stage_times(times), reuse);
 }
 
 py::object extractor_model(extract::Extractor const& e) {
@@ -155,7 +159,7 @@ void bind_extract(py::module_& m) {
       .def(py::init(&make_extractor), py::arg("psf"), py::arg("options"), py::arg("psf_grid"),
            py::arg("gpu"))
       .def("extract", &extractor_extract, py::arg("image"), py::arg("ivar"),
-           "(result dict, stage times) of one frame; use kspecter.Extractor.extract")
+           "(result dict, stage times, reuse dict) of one frame; use kspecter.Extractor.extract")
       .def("model", &extractor_model, "the last extraction's model image (read-only), or None")
       .def("release", &extract::Extractor::release, "frees the device memory it keeps")
       .def_property_readonly("backend", &extract::Extractor::backend);

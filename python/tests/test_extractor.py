@@ -45,6 +45,28 @@ def test_every_call_is_extract_frame_s_frame_bit_for_bit(inputs, image):
     assert_same(ex.extract(image), kspecter.extract_frame(image, inputs.psf, **ARGS))
 
 
+def test_weights_changed_in_a_few_pixels_rework_only_their_patches(inputs, image):
+    args = dict(ARGS, nspec=10)  # one bundle: one batch, whose solve is kept, on a host too
+    ex = kspecter.Extractor(inputs.psf, **args)
+    assert ex.last_reuse is None
+    ex.extract(image)
+    first = ex.last_reuse
+    assert not first["factor_reused"] and first["patches_reworked"] == 0
+    # Two pixels at the brightest spot lose their weight, as rejected pixels do.
+    y, x = np.unravel_index(np.argmax(ex.model()), image["image"].shape)
+    ivar = np.array(image["ivar"], dtype=np.float64)
+    ivar[y:y + 2, x] = 0
+    for seed, reworked in ((4, True), (5, False)):  # the same weights again: nothing to redo
+        img = {"image": noisy(image, seed)["image"], "ivar": ivar}
+        assert_same(ex.extract(img), kspecter.extract_frame(img, inputs.psf, **args))
+        r = ex.last_reuse
+        assert r["factor_reused"] and r["patches"] == first["patches"]
+        if reworked:
+            assert 0 < r["patches_reworked"] < r["patches"]
+        else:
+            assert r["patches_reworked"] == 0
+
+
 def test_the_model_is_there_without_asking_and_read_only(inputs, image):
     with kspecter.Extractor(inputs.psf, **ARGS) as ex:
         assert ex.model() is None

@@ -98,6 +98,26 @@ bool same_bits(std::vector<double> const& a, std::vector<double> const& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
+// Two bundles of the synthetic PSF, on a CCD wide enough for both, and their truth.
+std::shared_ptr<kspecter::psf::GaussHermitePsf const> two_bundle_psf() {
+  kspecter::psf::SyntheticPsfOptions po;
+  po.nfiber = 50;
+  po.npix_x = 600;
+  return std::make_shared<kspecter::psf::GaussHermitePsf const>(
+      kspecter::psf::make_synthetic_psf(po));
+}
+
+kspecter::sim::Spectra two_bundle_truth() {
+  return kspecter::sim::make_spectra(5, 0, 50, kspecter::sim::wavelength_grid(6000, 6400, 0.8));
+}
+
+// options() with every bundle in one batch, on a host backend too: a solve the Extractor keeps.
+ex::ExtractOptions one_batch_options() {
+  ex::ExtractOptions o = options();
+  o.bundles_per_batch = 0;
+  return o;
+}
+
 bool same_frame(ex::FrameResult const& a, ex::FrameResult const& b) {
   return same_bits(a.flux, b.flux) && same_bits(a.ivar, b.ivar) &&
          same_bits(a.resolution, b.resolution) && same_bits(a.chi2pix, b.chi2pix) &&
@@ -283,16 +303,10 @@ TEST(extractor, refuses_what_extract_frame_refuses_when_it_is_made) {
 // On every backend of the build (a GPU's too): a frame of two bundles in one batch keeps its
 // solve, and the repeats with the same weights give extract_frame's frames bit for bit.
 TEST(extractor, reuses_the_solve_of_a_frame_of_two_bundles_on_every_backend) {
-  kspecter::psf::SyntheticPsfOptions po;
-  po.nfiber = 50;
-  po.npix_x = 600;
-  auto const psf =
-      std::make_shared<kspecter::psf::GaussHermitePsf const>(kspecter::psf::make_synthetic_psf(po));
-  ex::ExtractOptions o = options();
-  o.bundles_per_batch = 0;  // both bundles in one batch, on a host backend too
+  auto const psf = two_bundle_psf();
+  ex::ExtractOptions o = one_batch_options();
   o.model = true;
-  auto const spectra =
-      kspecter::sim::make_spectra(5, 0, 50, kspecter::sim::wavelength_grid(6000, 6400, 0.8));
+  auto const spectra = two_bundle_truth();
   for (std::string const& backend : ex::backend_list()) {
     ex::Extractor warm(backend, psf, o);
     kspecter::sim::SimulateOptions so;
@@ -311,6 +325,67 @@ TEST(extractor, reuses_the_solve_of_a_frame_of_two_bundles_on_every_backend) {
       EXPECT_TRUE(same_frame(got, cold)) << backend << ", seed " << seed;
       EXPECT_TRUE(same_bits(*warm.model(), cold.model)) << backend << ", seed " << seed;
       EXPECT_EQ(got.stats.reused_factor, seed != 7) << backend << ", seed " << seed;
+    }
+  }
+}
+
+// On every backend: when a repeat's weights change in a few windows (a cosmic's track, a
+// stretch of a bad column), only those patches are assembled and factorised again, and the
+// frames stay extract_frame's bit for bit; with many changed it takes the full path.
+TEST(extractor, reworks_only_the_patches_whose_weights_changed_on_every_backend) {
+  auto const psf = two_bundle_psf();
+  ex::ExtractOptions o = one_batch_options();
+  o.nwavestep = 30;  // 2 bundles x 13 patches: a track reaches a few of them
+  o.model = true;
+  auto const spectra = two_bundle_truth();
+  kspecter::sim::SimulateOptions so;
+  so.seed = 7;
+  SimulatedImage const first = kspecter::sim::simulate_on_host(*psf, spectra, so);
+  // Pixels on fiber 12's trace near 6200 A: a track down four rows, and 40 rows of a column.
+  int const x = int(std::lround(psf->xtrace.value(12, 6200))) + 1;
+  int const y = int(std::lround(psf->ytrace.value(12, 6200)));
+  auto with_zeros = [&](std::vector<std::pair<int, int>> const& pixels) {
+    std::vector<float> w = first.ivar;
+    for (auto [py, px] : pixels) w[std::size_t(py) * first.nx + px] = 0;
+    return w;
+  };
+  std::vector<std::pair<int, int>> track, column, many;
+  for (int i = 0; i < 4; ++i) track.push_back({y + i, x + i / 2});
+  for (int i = 0; i < 40; ++i) column.push_back({y - 200 + i, x - 3});
+  for (int py = 0; py < first.ny; py += 3)
+    for (int px = py % 7; px < first.nx; px += 7) many.push_back({py, px});
+  std::vector<float> const ivar_track = with_zeros(track), ivar_column = with_zeros(column);
+  std::vector<float> const ivar_many = with_zeros(many);
+  struct Call {
+    std::vector<float> const* ivar;
+    bool reused;
+    bool reworked;  // a few patches
+  };
+  std::vector<Call> const calls = {{&first.ivar, false, false}, {&ivar_track, true, true},
+                                   {&ivar_track, true, false},  {&ivar_column, true, true},
+                                   {&first.ivar, true, true},   {&ivar_many, false, false},
+                                   {&first.ivar, false, false}};
+  for (std::string const& backend : ex::backend_list()) {
+    ex::Extractor warm(backend, psf, o);
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      so.seed = 10 + c;  // new noise each call
+      SimulatedImage const s = kspecter::sim::simulate_on_host(*psf, spectra, so);
+      ex::ImageArray const image = ex::ImageArray::host(s.image.data(), s.ny, s.nx);
+      ex::ImageArray const ivar = ex::ImageArray::host(calls[c].ivar->data(), s.ny, s.nx);
+      ex::FrameResult cold = ex::extract_frame(backend, *psf, image, ivar, o);
+      ex::apply_bad2dfit(cold);
+      ex::FrameResult const got = warm.extract(image, ivar);
+      std::string const what = backend + ", call " + std::to_string(c);
+      EXPECT_EQ(cold.stats.nbatch, 1) << what;
+      EXPECT_TRUE(same_frame(got, cold)) << what;
+      EXPECT_TRUE(same_bits(*warm.model(), cold.model)) << what;
+      EXPECT_EQ(got.stats.reused_factor, calls[c].reused) << what;
+      if (calls[c].reworked) {
+        EXPECT_GT(got.stats.nreworked, 0) << what;
+        EXPECT_LE(got.stats.nreworked * 4, got.stats.npatch) << what;  // a few, not half
+      } else {
+        EXPECT_EQ(got.stats.nreworked, 0) << what;
+      }
     }
   }
 }

@@ -34,6 +34,8 @@ struct ExtractStats {
   long long quality_macs = 0;   // pixel products of model, chi2pix and pixmask_fraction
   std::size_t peak_device_bytes = 0;  // largest device memory held by extract_frame at once
   bool reused_factor = false;  // the last frame's factor and Q served (ExtractHooks::reuse_factor)
+  int nreworked = 0;           // of those, patches assembled and factorised again: their
+                               //   weights differed from the last frame's
 };
 
 /// Every intermediate of one patch (ExtractHooks::debug_patch), for tests.

@@ -11,6 +11,7 @@
 #include "context.hpp"
 #include "decorrelation.hpp"
 #include "factorisation.hpp"
+#include "rework.hpp"
 #include "windows_stage.hpp"
 #include "workspace.hpp"
 
@@ -18,6 +19,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace kspecter::extract::detail {
 
@@ -36,8 +38,13 @@ template <class ExecSpace>
 void keep_solve(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
                 std::optional<BandSolve> band) {
   using mem = typename ExecSpace::memory_space;
-  ws.kept_solve.reset();
-  if (!reuse_allowed(fc) || !band) return;
+  ReworkBuffers<mem> rework;  // the last solve's rework buffers serve this one's
+  if (ws.kept_solve) rework = std::exchange(ws.kept_solve->rework, ReworkBuffers<mem>());
+  ws.kept_solve.reset();  // its strip goes before the new one comes
+  if (!reuse_allowed(fc) || !band) {
+    ws.meter.release(rework.bytes);
+    return;
+  }
   int const P = fc.plan.batches.front().patch_end - fc.plan.batches.front().patch_begin;
   KeptSolve<mem> k;
   k.band = *band;
@@ -49,42 +56,28 @@ void keep_solve(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
                     Kokkos::subview(ws.weights, Kokkos::ALL, std::make_pair(0, k.ncol)));
   k.info = allocate<decltype(k.info)>(fc.space, "kspecter::extract::kept_info", P);
   Kokkos::deep_copy(fc.space, k.info, Kokkos::subview(ws.info_all, std::make_pair(0, P)));
+  k.rows = allocate<decltype(k.rows)>(fc.space, "kspecter::extract::changed_rows", fc.shape.npy);
+  k.changed = allocate<decltype(k.changed)>(fc.space, "kspecter::extract::changed_patches", P);
+  k.rework = std::move(rework);
   ws.kept_solve = std::move(k);
 }
 
-/// Whether the weight strip this frame just sanitized is the kept one, bit for bit.
-template <class ExecSpace>
-bool same_weights(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
-                  KeptSolve<typename ExecSpace::memory_space> const& k) {
-  if (k.x0 != ws.weights_x0 || k.ncol != ws.weights_ncol) return false;
-  auto const now = ws.weights;
-  auto const kept = k.weights;
-  int const ncol = k.ncol;
-  long differ = 0;
-  Kokkos::parallel_reduce(
-      "kspecter::extract::compare_weights",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
-                                                              long(fc.shape.npy) * ncol),
-      KOKKOS_LAMBDA(long e, long& d) {
-        int const y = int(e / ncol), x = int(e % ncol);
-        if (now(y, x) != kept(y, x)) ++d;
-      },
-      differ);
-  return differ == 0;
-}
-
-/// The one batch's solve with the kept factor and Q, when its weights are the kept ones;
-/// returns the batch's views, or none (then nothing of the frame's numbers was written and
-/// the full path runs).
+/// The one batch's solve with the kept factor and Q, when its weights are the kept ones or
+/// differ in the windows of a few patches (those are reworked first, rework.hpp); returns the
+/// batch's views, or none (then nothing of the frame's numbers was written and the full path
+/// runs).
 template <class ExecSpace>
 std::optional<BatchViews<ExecSpace>> solve_again(FrameContext<ExecSpace> const& fc,
                                                  Workspace<ExecSpace>& ws, FrameResult& res) {
   if (!reuse_allowed(fc) || !ws.kept_solve) return std::nullopt;
   Batch const& batch = fc.plan.batches.front();
   pixel_windows(fc, batch, ws);  // this frame's weights; the windows of the kept spots
-  KeptSolve<typename ExecSpace::memory_space> const& k = *ws.kept_solve;
-  if (!same_weights(fc, ws, k)) return std::nullopt;
+  KeptSolve<typename ExecSpace::memory_space>& k = *ws.kept_solve;
   int const P = batch.patch_end - batch.patch_begin;
+  std::optional<std::vector<int>> const rework = patches_to_rework(fc, ws, k, P);
+  if (!rework) return std::nullopt;
+  if (!rework->empty()) rework_patches(fc, ws, k, *rework, res);
+  res.stats.nreworked = int(rework->size());
   Kokkos::deep_copy(fc.space, Kokkos::subview(ws.info_all, std::make_pair(0, P)), k.info);
   BatchViews<ExecSpace> const b = ws.batch(P, k.band);
   assemble_rhs(fc, b, ws, k.band);

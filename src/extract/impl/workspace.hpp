@@ -62,15 +62,36 @@ struct BatchViews {
   Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> core_slots;  // [P][ncs]
 };
 
+/// A compact batch of the patches that a repeat assembles again (rework.hpp), grown as a
+/// rework needs and kept with the solve: their ids in the batch, plan entries, and batch
+/// buffers ([cap] patches; the band [cap][n][hw + 1] flat).
+template <class Mem>
+struct ReworkBuffers {
+  using Vec = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+  int cap = 0;
+  Kokkos::View<int*, Mem> ids, info;
+  Kokkos::View<PatchEntry*, Mem> ptab;
+  Kokkos::View<double*, Mem> band, minw;
+  Vec rhs, fw, rhs_band;
+  Kokkos::View<double***, Kokkos::LayoutRight, Mem> qb;      // [cap * ncs][m][m]
+  Kokkos::View<int**, Kokkos::LayoutRight, Mem> core_slots;  // [cap][ncs]
+  std::size_t bytes = 0;
+};
+
 /// What a one-batch frame keeps for the next to solve with (reuse.hpp): the band it was
 /// solved on, the weight strip it was assembled with, and the Cholesky status (which
-/// start_frame zeroes); its factor, Q, spots and windows stay in the batch buffers.
+/// start_frame zeroes); its factor, Q, spots and windows stay in the batch buffers. A repeat
+/// whose weights differ in a few windows finds them with `rows` and `changed` and assembles
+/// those patches again in `rework` (rework.hpp).
 template <class Mem>
 struct KeptSolve {
   BandSolve band{0};  // none: the dense path
   Kokkos::View<double**, Kokkos::LayoutRight, Mem> weights;
   int x0 = 0, ncol = 0;
   Kokkos::View<int*, Mem> info;
+  Kokkos::View<int*, Mem> rows;     // [npy] weights that differ, per row
+  Kokkos::View<int*, Mem> changed;  // [P] 1 where a patch's window holds such a weight
+  ReworkBuffers<Mem> rework;
 };
 
 /// Bits of Workspace::failed: the bin's patch failed (decorrelate), or the bin's numbers did
