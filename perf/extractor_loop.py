@@ -149,7 +149,7 @@ def main():
 
         def extract_changed(f):
             r = ex.extract(f)
-            reworked.append(ex.last_reuse)
+            reworked.append(getattr(ex, "last_reuse", None))  # None in a tree before it
             return r
 
         warm_changed = [timed(lambda f=f: extract_changed(f)) for f in changed]
@@ -157,10 +157,11 @@ def main():
                 for f in changed[:3]]
         same = all(not differ(w, c) for (w, _), (c, _) in zip(warm_changed, cold))
         redone = [r["patches_reworked"] if r["factor_reused"] else r["patches"]
-                  for r in reworked[1:]]
+                  for r in reworked[1:] if r]
+        of = (f"median {int(np.median(redone))} of {reworked[-1]['patches']}" if redone
+              else "not reported")
         print(f"  Extractor, {name}: {stats([t for _, t in warm_changed[1:]])}; "
-              f"patches assembled again: median {int(np.median(redone))} of "
-              f"{reworked[-1]['patches']}; the first 3 bit for bit extract_frame's: "
+              f"patches assembled again: {of}; the first 3 bit for bit extract_frame's: "
               f"{'yes' if same else 'NO'}")
         ok = ok and same
     if not ok:

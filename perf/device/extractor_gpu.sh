@@ -4,8 +4,8 @@
 # where .gpu-before holds one, an earlier tree (bench_extract) on the device; then
 #   1. bench_extract of both trees, interleaved (per stage: what the decorrelation costs);
 #   2. perf/extractor_loop.py on the full frame: 10 independent extract_frame calls against
-#      one Extractor, the same weights, then a few hundred weights changed; every frame
-#      compared bit for bit; from numpy arrays, then from cupy arrays.
+#      one Extractor, the same weights, then a few hundred weights changed and a column's
+#      stretch masked; frames compared bit for bit; from numpy arrays, then cupy arrays.
 # Here:
 #   bash perf/device/python_cupy.sh stage      # .gpu-python (once)
 #   rm -rf .gpu-before && mkdir .gpu-before && git archive <before> | tar -x -C .gpu-before
@@ -13,7 +13,8 @@
 #   bash perf/device/extractor_gpu.sh
 # KSPECTER_BENCH_ROUNDS: bench_extract rounds (default 2; 0 leaves it out); KSPECTER_BENCH_ARGS:
 # more arguments for them (say "--model 1 --budget 64": the Extractor's one batch, model made).
-# KSPECTER_LOOP_MODES="" leaves out the loops.
+# KSPECTER_LOOP_MODES="" leaves out the loops; KSPECTER_LOOP_TREES="after before" runs them with
+# the earlier tree's module too (this tree's perf/extractor_loop.py).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 trees=after
@@ -51,10 +52,13 @@ PYTHONPATH="$here/build-device-after/python" PYTHONDONTWRITEBYTECODE=1 timeout 2
   -q -p no:cacheprovider "$here/python/tests/test_extractor.py" "$here/python/tests/test_cupy.py" \
   > "$out/pytest.log" 2>&1
 tail -n 3 "$out/pytest.log"
-for mode in ${KSPECTER_LOOP_MODES-"--gpu" "--gpu --cupy"}; do
-  note "extractor_loop $mode"
-  timeout 200 python3 "$here/perf/extractor_loop.py" --psf "$psf" --nspec 500 --repeat 10 \
-    --cte-iterations 2 $mode > "$out/loop${mode// /}.log" 2>&1
-  grep -v "OMP_PROC_BIND\|OpenMP [34]\|unit testing" "$out/loop${mode// /}.log"
+for tree in ${KSPECTER_LOOP_TREES:-after}; do
+  for mode in ${KSPECTER_LOOP_MODES-"--gpu" "--gpu --cupy"}; do
+    note "extractor_loop $mode, $tree"
+    KSPECTER_CLI="$here/build-device-$tree/src/cli/kspecter" timeout 200 python3 \
+      "$here/perf/extractor_loop.py" --psf "$psf" --nspec 500 --repeat 10 --cte-iterations 2 \
+      $mode > "$out/loop-$tree${mode// /}.log" 2>&1
+    grep -v "OMP_PROC_BIND\|OpenMP [34]\|unit testing" "$out/loop-$tree${mode// /}.log"
+  done
 done
 pack_logs
