@@ -4,7 +4,8 @@
 1. Timing: N extractions of one frame, each with a new noise realisation of the image and the
    same weights, by N independent ``kspecter.extract_frame`` calls and by one
    ``kspecter.Extractor``; then the same with a few hundred pixels' weights changed between
-   calls, and with a stretch of a bad column masked. Every Extractor frame with the same
+   calls, with a stretch of a bad column masked, and with so many changed that the full
+   path runs (what any change cost before partial reassembly). Every Extractor frame with the same
    weights, and the first three of each kind of change, are checked bit for bit against
    extract_frame's.
 2. A worked example: a toy CTE-like correction. Readout leaves a fraction ``eps`` of each
@@ -61,6 +62,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--changed-pixels", type=int, default=300)
     ap.add_argument("--column-rows", type=int, default=200)
+    ap.add_argument("--many-pixels", type=int, default=100000)
     ap.add_argument("--cte-eps", type=float, default=0.02)
     ap.add_argument("--cte-iterations", type=int, default=5)
     ap.add_argument("--gpu", action="store_true", help="extract on the GPU backend")
@@ -126,7 +128,7 @@ def main():
     # Weights changed between calls: a few hundred pixels anywhere on the CCD (rejected
     # pixels), then a stretch of a bad column on the middle trace. The patches whose windows
     # hold a changed weight are assembled again (last_reuse says how many).
-    model = ex.model() if not a.cupy else ex.model().get()
+    model = np.asarray(ex.model())  # a host array
     y0, x0 = np.unravel_index(np.argmax(model), model.shape)
     rows = np.flatnonzero(model[:, x0] > 0)
 
@@ -141,8 +143,14 @@ def main():
         w[start:start + a.column_rows, x0 + (k % 3) - 1] = 0
         return w
 
+    def many(k):  # more than half the patches: the full path
+        w = ivar.copy()
+        w.flat[rng.choice(w.size, a.many_pixels, replace=False)] = 0
+        return w
+
     for name, weights in ((f"{a.changed_pixels} weights changed", scattered),
-                          (f"a column's {a.column_rows} rows masked", column)):
+                          (f"a column's {a.column_rows} rows masked", column),
+                          (f"{a.many_pixels} weights changed", many)):
         changed = [{"image": f["image"], "ivar": xp.asarray(weights(k))}
                    for k, f in enumerate(frames)]
         reworked = []
