@@ -125,8 +125,11 @@ fi
 common=(--extract-args "${KSPECTER_GZ_EXTRACT_ARGS:-}" --kspecter "$cli" --out "$out" --backend cuda --psf-r "$psf" --gz --sim-jobs 8
         --mpiexec "$mpiexec" --mpi-args "--oversubscribe --bind-to none" --scratch "$w/exposure")
 timeout 400 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label 1gpu 2>&1 | tail -n 6
-if [ "$ngpu" -ge 4 ]; then
-  timeout 300 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label 4gpu --reuse 2>&1 | tail -n 6
+if [ "$ngpu" -ge 4 ]; then  # KSPECTER_GZ_4GPU_RUNS: how many times (default 1)
+  for k in $(seq 1 "${KSPECTER_GZ_4GPU_RUNS:-1}"); do
+    label=4gpu; [ "$k" -gt 1 ] && label="4gpu-run$k"
+    timeout 300 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label "$label" --reuse 2>&1 | tail -n 6
+  done
 fi
 # KSPECTER_GZ_ALT_CLI=EXE: the exposure's batches again with another build's kspecter, then
 # with this one, interleaved (an A/B of two trees on one machine).
