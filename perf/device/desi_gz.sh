@@ -132,12 +132,15 @@ if [ "$ngpu" -ge 4 ]; then  # KSPECTER_GZ_4GPU_RUNS: how many times (default 1)
   done
 fi
 # KSPECTER_GZ_ALT_CLI=EXE: the exposure's batches again with another build's kspecter, then
-# with this one, interleaved (an A/B of two trees on one machine).
+# with this one, interleaved (an A/B of two trees on one machine); KSPECTER_GZ_ALT_ROUNDS rounds
+# (default 2), the 1-GPU batches left out with KSPECTER_GZ_ALT_1GPU=0.
 if [ -n "${KSPECTER_GZ_ALT_CLI:-}" ]; then
   alt=("${common[@]}"); alt[3]="$KSPECTER_GZ_ALT_CLI"
-  for round in 1 2; do
-    timeout 200 bash "$here/perf/scaling.sh" "${alt[@]}" --ranks "1" --cpus 0-15 --label "1gpu-alt$round" --reuse 2>&1 | tail -n 2
-    timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label "1gpu-this$round" --reuse 2>&1 | tail -n 2
+  for round in $(seq 1 "${KSPECTER_GZ_ALT_ROUNDS:-2}"); do
+    if [ "${KSPECTER_GZ_ALT_1GPU:-1}" = 1 ]; then
+      timeout 200 bash "$here/perf/scaling.sh" "${alt[@]}" --ranks "1" --cpus 0-15 --label "1gpu-alt$round" --reuse 2>&1 | tail -n 2
+      timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "1" --cpus 0-15 --label "1gpu-this$round" --reuse 2>&1 | tail -n 2
+    fi
     if [ "$ngpu" -ge 4 ]; then
       timeout 200 bash "$here/perf/scaling.sh" "${alt[@]}" --ranks "4" --label "4gpu-alt$round" --reuse 2>&1 | tail -n 2
       timeout 200 bash "$here/perf/scaling.sh" "${common[@]}" --ranks "4" --label "4gpu-this$round" --reuse 2>&1 | tail -n 2
