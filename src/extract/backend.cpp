@@ -313,12 +313,9 @@ namespace {
 struct UploadPins {
   std::shared_ptr<void const> owner;
   std::vector<void const*> locked;
-  int device = 0;  // whose context locked them: a thread's current device is 0 until set
   ~UploadPins() {
 #ifdef KOKKOS_ENABLE_CUDA
-    if (cudaSetDevice(device) != cudaSuccess) return;  // the context went with CUDA's end
     for (void const* p : locked) cudaHostUnregister(const_cast<void*>(p));
-    (void)cudaGetLastError();
 #endif
   }
 };
@@ -332,13 +329,11 @@ std::shared_ptr<void const> pin_for_upload(
   if (backend_on_host(backend) || !Kokkos::is_initialized()) return nullptr;
   // A reader thread's current device is 0 until set: lock for the device Kokkos runs on,
   // without starting a context on another.
-  int const device = Kokkos::Cuda().cuda_device();
-  if (cudaSetDevice(device) != cudaSuccess) {
+  if (cudaSetDevice(Kokkos::Cuda().cuda_device()) != cudaSuccess) {
     (void)cudaGetLastError();
     return nullptr;
   }
   auto pins = std::make_shared<UploadPins>();
-  pins->device = device;
   for (auto const& [data, bytes] : ranges) {
     if (bytes == 0) continue;
     if (cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault) == cudaSuccess)
