@@ -10,7 +10,6 @@
 #endif
 
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -304,50 +303,6 @@ std::string gpu_backend() {
     if (on_gpu(tag) && name.empty()) name = n;
   });
   return name;
-}
-
-namespace {
-
-// Ranges locked for the GPU until it goes (pin_for_upload), with the owner of their memory,
-// which is released after them.
-struct UploadPins {
-  std::shared_ptr<void const> owner;
-  std::vector<void const*> locked;
-  ~UploadPins() {
-#ifdef KOKKOS_ENABLE_CUDA
-    for (void const* p : locked) cudaHostUnregister(const_cast<void*>(p));
-#endif
-  }
-};
-
-}  // namespace
-
-std::shared_ptr<void const> pin_for_upload(
-    std::string const& backend, std::shared_ptr<void const> owner,
-    std::vector<std::pair<void const*, std::size_t>> const& ranges) {
-#ifdef KOKKOS_ENABLE_CUDA
-  if (backend_on_host(backend) || !Kokkos::is_initialized()) return nullptr;
-  // A reader thread's current device is 0 until set: lock for the device Kokkos runs on,
-  // without starting a context on another.
-  if (cudaSetDevice(Kokkos::Cuda().cuda_device()) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  auto pins = std::make_shared<UploadPins>();
-  for (auto const& [data, bytes] : ranges) {
-    if (bytes == 0) continue;
-    if (cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault) == cudaSuccess)
-      pins->locked.push_back(data);
-    else
-      (void)cudaGetLastError();  // the upload locks it, or copies from pageable memory
-  }
-  if (pins->locked.empty()) return nullptr;
-  pins->owner = std::move(owner);
-  return pins;
-#else
-  (void)backend, (void)owner, (void)ranges;
-  return nullptr;
-#endif
 }
 
 std::string backend_space_name(std::string const& backend) {

@@ -66,25 +66,6 @@ void prefetch_inputs(std::vector<JobFrame> const& frames, std::vector<FrameTask>
       io::prefetch_gzip(frames[std::size_t(mine[k].frame)].image);
 }
 
-namespace {
-
-// A file's pixels locked for the GPU here, on the reader's thread: locking 2 x 68 MB in the
-// upload took 30-200 ms of each frame's critical path with four ranks on a node
-// (perf/gpu_runs.md, issue 35, session 29).
-void pin_pixels(FrameInput& in, std::string const& backend) {
-  if (!in.file_image) return;
-  auto bytes = [](extract::ImageArray const& a) {
-    std::size_t const esize = a.type == extract::ImageArray::Type::f32 ? 4 : 8;
-    return std::size_t(a.ny) * std::size_t(a.nx) * esize;
-  };
-  for (extract::ImageArray const* a : {&in.image, &in.ivar})
-    if (a->row_stride != a->nx || a->col_stride != 1) return;  // not one block of rows
-  in.pinned = extract::pin_for_upload(
-      backend, in.file_image, {{in.image.data, bytes(in.image)}, {in.ivar.data, bytes(in.ivar)}});
-}
-
-}  // namespace
-
 ReadAhead::ReadAhead(std::vector<IoWorker*> readers, std::vector<JobFrame> const& frames,
                      std::vector<FrameTask> const& mine, JobOptions const& options)
     : readers_(std::move(readers)), frames_(frames), mine_(mine), options_(options) {
@@ -103,12 +84,10 @@ std::future<FrameInput> ReadAhead::start(std::size_t i) {
   JobFrame const frame = frames_[std::size_t(mine_[i].frame)];
   extract::ExtractOptions const opt = options_.extract;
   DesiOptions const desi = options_.desi;
-  std::string const backend = options_.backend;
   return readers_[i % readers_.size()]->submit(
-      [frame, opt, desi, backend] {
+      [frame, opt, desi] {
         auto const t0 = Clock::now();
         FrameInput in = read_frame_input(frame, opt, desi);
-        pin_pixels(in, backend);
         in.read_seconds = seconds_since(t0);
         return in;
       },

@@ -10,9 +10,7 @@
 #include <kspecter/psf/gauss_hermite_psf.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace kspecter::extract {
@@ -64,16 +62,6 @@ std::string host_backend();
 
 /// This build's GPU backend ("cuda" or "hip"), or "" when it has none.
 std::string gpu_backend();
-
-/// Page-locks host memory for copies to `backend`'s GPU while the returned handle lives, so
-/// that extract_frame's upload reads it directly rather than locking it on the way (a job's
-/// reader threads lock the next frames' pixels while the GPU extracts). The handle keeps
-/// `owner`, whose memory the ranges are, alive. Null, with nothing locked, for a host
-/// backend, a build without CUDA, or memory the driver will not lock. Call it after the
-/// backend has started (Kokkos initialized), from any thread.
-std::shared_ptr<void const> pin_for_upload(
-    std::string const& backend, std::shared_ptr<void const> owner,
-    std::vector<std::pair<void const*, std::size_t>> const& ranges);
 
 /// Extracts a frame on the named backend. The image and inverse variance are brought to the
 /// backend (stage kspecter::extract::upload, in `times`) unless both are row-major doubles

@@ -66,8 +66,7 @@ struct FrameInput {
   extract::ImageArray image, ivar;                     // what the extraction reads
   extract::ExtractOptions options;                     // the job's, with this frame's grid
   FrameSetup setup;                                    // what its outputs say of it
-  double read_seconds = 0;             // the read's own time, on the thread that read it
-  std::shared_ptr<void const> pinned;  // file_image's pixels locked for the GPU (ReadAhead)
+  double read_seconds = 0;  // the read's own time, on the thread that read it
 };
 
 /// Reads a frame's files (or takes its memory inputs) and checks them against each other and
