@@ -38,6 +38,19 @@ TraceRows::TraceRows(psf::GaussHermitePsf const& psf, int specmin, int nspec,
       t.x.push_back(xs[j] + a * (xs[j + 1] - xs[j]));
     }
   }
+  // The box: every trace's rows, and its columns to reach_ either side (spectrum_at's test).
+  bool first = true;
+  for (Trace const& t : traces_) {
+    if (t.x.empty()) continue;
+    auto const [lo, hi] = std::minmax_element(t.x.begin(), t.x.end());
+    int const r0 = t.row0, r1 = t.row0 + int(t.x.size());
+    int const c0 = int(std::floor(*lo - reach_)), c1 = int(std::ceil(*hi + reach_)) + 1;
+    row0_ = first ? r0 : std::min(row0_, r0);
+    row1_ = first ? r1 : std::max(row1_, r1);
+    col0_ = first ? c0 : std::min(col0_, c0);
+    col1_ = first ? c1 : std::max(col1_, c1);
+    first = false;
+  }
 }
 
 int TraceRows::spectrum_at(int y, int x) const {
@@ -105,10 +118,15 @@ Outliers find_outliers(std::vector<double> const& image, std::vector<double> con
     std::nth_element(around, around + n / 2, around + n);
     return r - around[n / 2] > seed_cut;
   };
-  for (std::size_t i = 0; i < npix; ++i) {
-    double const r = excess(i);
-    if (r > seed_cut && sharp(i, r) && on_trace(i) && taken.insert(i).second) todo.push_back(i);
-  }
+  // Seeds are on a trace: only the traces' box is searched.
+  int const y0 = std::max(0, traces.row_begin()), y1 = std::min(ny, traces.row_end());
+  int const x0 = std::max(0, traces.col_begin()), x1 = std::min(nx, traces.col_end());
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      std::size_t const i = std::size_t(y) * std::size_t(nx) + std::size_t(x);
+      double const r = excess(i);
+      if (r > seed_cut && sharp(i, r) && on_trace(i) && taken.insert(i).second) todo.push_back(i);
+    }
   // The track's wings: neighbours above half the cut, grown from the seeds until none is left.
   while (!todo.empty()) {
     std::size_t const i = todo.back();
@@ -166,11 +184,12 @@ FrameResult extract_rejecting(ExtractWith const& extract, psf::GaussHermitePsf c
   Outliers kept;  // the outliers the last extraction left out
   kept.per_spectrum.assign(std::size_t(res.nspec), 0);
   int passes = 0;
+  std::vector<double> weight;  // one buffer for every pass: its pages are touched once
   while (passes < opt.reject_iter) {
     Outliers out = find_outliers(img, weight0, res.model, image.ny, image.nx, psferr,
                                  opt.reject_sigma, traces);
     if (out.pixels == kept.pixels) break;  // the last model's outliers are those it left out
-    std::vector<double> weight = weight0;
+    weight.assign(weight0.begin(), weight0.end());
     for (std::size_t i : out.pixels) weight[i] = 0;
     res = extract(ImageArray::host(weight.data(), image.ny, image.nx), o);
     kept = std::move(out);

@@ -26,6 +26,12 @@ class TraceRows {
   int spectrum_at(int y, int x) const;
   /// Spectra it holds.
   int nspec() const { return int(traces_.size()); }
+  /// A box that holds every pixel spectrum_at finds: rows [row_begin, row_end), columns
+  /// [col_begin, col_end) (unclipped; empty when there is no trace).
+  int row_begin() const { return row0_; }
+  int row_end() const { return row1_; }
+  int col_begin() const { return col0_; }
+  int col_end() const { return col1_; }
 
  private:
   struct Trace {
@@ -34,6 +40,7 @@ class TraceRows {
   };
   std::vector<Trace> traces_;
   double reach_ = 0;  // hsizex: columns from the trace that a spot covers
+  int row0_ = 0, row1_ = 0, col0_ = 0, col1_ = 0;
 };
 
 /// The pixels one pass rejects.

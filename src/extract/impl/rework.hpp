@@ -78,10 +78,10 @@ std::optional<std::vector<int>> patches_to_rework(FrameContext<ExecSpace> const&
   Kokkos::parallel_for("kspecter::extract::changed_rows",
                        Kokkos::TeamPolicy<ExecSpace>(fc.space, fc.shape.npy, Kokkos::AUTO),
                        ChangedRows<ExecSpace>{now, k.weights, k.rows, k.ncol});
-  Kokkos::parallel_for("kspecter::extract::changed_patches",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(fc.space, 0, P),
-                       ChangedPatches<ExecSpace>{ws.ptab_all, now, k.weights, k.rows, k.changed,
-                                                 k.x0, k.ncol});
+  Kokkos::parallel_for(
+      "kspecter::extract::changed_patches",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(fc.space, 0, P),
+      ChangedPatches<ExecSpace>{ws.ptab_all, now, k.weights, k.rows, k.changed, k.x0, k.ncol});
   auto const changed = Kokkos::create_mirror_view_and_copy(
       Kokkos::HostSpace(), Kokkos::subview(k.changed, std::make_pair(0, P)));
   std::vector<int> ids;
@@ -202,13 +202,13 @@ void rework_patches(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
   using Flat = typename ScatterRework<mem>::Flat;
   long const nband = long(s.n) * (k.band.half_width + 1), nq = long(s.ncs) * s.m * s.m;
   long const P = long(k.info.extent(0));
-  Kokkos::parallel_for("kspecter::extract::rework::scatter",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(
-                           fc.space, 0, long(count) * (nband + nq)),
-                       ScatterRework<mem>{r.ids, Flat(r.band.data(), count * nband),
-                                          Flat(ws.cblk_all.data(), P * nband),
-                                          Flat(r.qb.data(), count * nq),
-                                          Flat(ws.q_all.data(), P * nq), nband, nq});
+  Kokkos::parallel_for(
+      "kspecter::extract::rework::scatter",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
+                                                              long(count) * (nband + nq)),
+      ScatterRework<mem>{r.ids, Flat(r.band.data(), count * nband),
+                         Flat(ws.cblk_all.data(), P * nband), Flat(r.qb.data(), count * nq),
+                         Flat(ws.q_all.data(), P * nq), nband, nq});
   auto const minw_from = r.minw, minw_to = ws.minw_all;
   auto const info_from = r.info, info_to = k.info;
   Kokkos::parallel_for(
