@@ -114,14 +114,14 @@ void reserve_rework(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
   take(r.minw, "kspecter::extract::rework::minweight", cap);
   take(r.rhs, "kspecter::extract::rework::rhs", cap, s.n);
   take(r.fw, "kspecter::extract::rework::fluxweight", cap, s.n);
-  take(r.rhs_band, "kspecter::extract::rework::rhs_band", cap, s.n);
   take(r.qb, "kspecter::extract::rework::q_blocks", std::size_t(cap) * s.ncs, s.m, s.m);
   take(r.core_slots, "kspecter::extract::rework::core_slots", cap, s.ncs);
   r.cap = cap;
   ws.meter.hold(r.bytes);
 }
 
-/// The compact batch of `count` patches in `r`, with the workspace's spots.
+/// The compact batch of `count` patches in `r`, with the workspace's spots. It is assembled,
+/// factorised and given Q, never solved: it has no band-ordered right-hand side.
 template <class ExecSpace>
 BatchViews<ExecSpace> rework_batch(Workspace<ExecSpace> const& ws,
                                    ReworkBuffers<typename ExecSpace::memory_space> const& r,
@@ -141,7 +141,6 @@ BatchViews<ExecSpace> rework_batch(Workspace<ExecSpace> const& ws,
   b.info = Kokkos::subview(r.info, pr);
   b.qb = Kokkos::subview(r.qb, std::make_pair(std::size_t(0), std::size_t(count) * ncs),
                          Kokkos::ALL, Kokkos::ALL);
-  b.rhs_band = Kokkos::subview(r.rhs_band, pr, Kokkos::ALL);
   b.core_slots = Kokkos::subview(r.core_slots, pr, Kokkos::ALL);
   return b;
 }

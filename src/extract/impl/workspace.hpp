@@ -72,7 +72,7 @@ struct ReworkBuffers {
   Kokkos::View<int*, Mem> ids, info;
   Kokkos::View<PatchEntry*, Mem> ptab;
   Kokkos::View<double*, Mem> band, minw;
-  Vec rhs, fw, rhs_band;
+  Vec rhs, fw;  // assembly writes both; the rework solves nothing
   Kokkos::View<double***, Kokkos::LayoutRight, Mem> qb;      // [cap * ncs][m][m]
   Kokkos::View<int**, Kokkos::LayoutRight, Mem> core_slots;  // [cap][ncs]
   std::size_t bytes = 0;
