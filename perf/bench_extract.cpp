@@ -8,9 +8,12 @@
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
 //                 [--solver band|dense] [--keep-buffers 0|1] [--allocations]
-//                 [--stage-times 0|1] [--model 0|1]
+//                 [--stage-times 0|1] [--model 0|1] [--reuse 0|1]
 //
 // --model 1: the model image too (ExtractOptions::model, as -m and the Extractor make it).
+// --reuse 1: the frames keep their buffers and solve for the next (ExtractHooks::reuse_factor,
+// as the Extractor's repeats): after the first, each frame takes the kept factor's path (with
+// the budget big enough for one batch: --budget 64).
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
 // --stage-times 0: the timed frames without per-stage times (extract_frame then fences only
 // where the host needs the device's numbers, not around every stage; the wall time alone).
@@ -73,6 +76,7 @@ struct Args {
   bool model = false;           // ExtractOptions::model
   bool allocations = false;     // --allocations
   bool stage_times = true;      // --stage-times
+  bool reuse = false;           // --reuse: ExtractHooks::reuse_factor, buffers kept
 };
 
 int usage() {
@@ -80,7 +84,8 @@ int usage() {
       stderr,
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
       "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
-      "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1] [--model 0|1]\n");
+      "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1] [--model 0|1] "
+      "[--reuse 0|1]\n");
   return 2;
 }
 
@@ -159,7 +164,8 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const warmup = a.warmup >= 0 ? a.warmup : (host ? 0 : 1);
   extract::KeptBuffers kept;
   extract::ExtractHooks hooks;
-  if (a.keep_buffers) hooks.buffers = &kept;
+  if (a.keep_buffers || a.reuse) hooks.buffers = &kept;
+  hooks.reuse_factor = a.reuse;
   for (int i = 0; i < warmup; ++i)
     extract::extract_frame(space, p, dimg, divar, opt, nullptr, hooks);
 
@@ -215,10 +221,11 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   int const nbund = (res.nspec + opt.bundlesize - 1) / opt.bundlesize;
   std::printf(
       "\n== %s (concurrency %d), %s PSF, %d spectra x %d bins (%d bundles), %d patches of n = %d "
-      "in %d batch(es), %s solver, device buffers %s%s\n",
+      "in %d batch(es), %s solver, device buffers %s%s%s\n",
       name, space.concurrency(), real_psf ? "real r0" : "synthetic", res.nspec, res.nwave, nbund,
       res.stats.npatch, res.stats.n, res.stats.nbatch, opt.band_solve ? "band" : "dense",
-      a.keep_buffers ? "kept from frame to frame" : "a frame's own",
+      a.keep_buffers || a.reuse ? "kept from frame to frame" : "a frame's own",
+      res.stats.reused_factor ? ", the kept factor reused (a repeat)" : "",
       a.stage_times ? "" : ", no stage times (no fences between stages)");
   std::printf("%-34s %10s %12s %10s\n", "stage", "time [s]", "GFLOP", "GFLOP/s");
   double sum = 0, fsum = 0;
@@ -323,6 +330,8 @@ int main(int argc, char** argv) {
       a.keep_buffers = std::atoi(v) != 0;
     else if (s == "--model" && (v = next()))
       a.model = std::atoi(v) != 0;
+    else if (s == "--reuse" && (v = next()))
+      a.reuse = std::atoi(v) != 0;
     else if (s == "--solver" && (v = next()) &&
              (std::string(v) == "band" || std::string(v) == "dense"))
       a.solver = v;

@@ -16,8 +16,9 @@
 
     python3 perf/extractor_loop.py [--psf FILE] [--nspec 25] [--repeat 10] [--gpu [--cupy]]
 
-Prints the per-call times; time is wall time around each call (the call returns host
-arrays, so the device is done when it returns).
+Prints the per-call times; time is wall time around each call (the extraction has finished
+on the device when the call returns). With --cupy the images are cupy arrays, and so are the
+Extractor's results (they stay on the GPU); extract_frame returns numpy arrays.
 """
 
 import argparse
@@ -36,11 +37,16 @@ KEYS = ("specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction", "chi2p
         "modelimage")
 
 
+def host(x):
+    """x as a numpy array (a cupy array copied to the host)."""
+    return x if isinstance(x, np.ndarray) else x.get()
+
+
 def digest(frame):
     """Each array's dtype and bytes, hashed: the frames compared without keeping them (a kept
     frame keeps its model image's pages, and new pages each call would be timed)."""
-    return {k: (frame[k].dtype.str, hashlib.sha1(np.ascontiguousarray(frame[k])).hexdigest())
-            for k in KEYS}
+    return {k: (host(frame[k]).dtype.str,
+                hashlib.sha1(np.ascontiguousarray(host(frame[k]))).hexdigest()) for k in KEYS}
 
 
 def differ(a, b):
@@ -128,7 +134,7 @@ def main():
     # Weights changed between calls: a few hundred pixels anywhere on the CCD (rejected
     # pixels), then a stretch of a bad column on the middle trace. The patches whose windows
     # hold a changed weight are assembled again (last_reuse says how many).
-    model = np.asarray(ex.model())  # a host array
+    model = host(ex.model())
     y0, x0 = np.unravel_index(np.argmax(model), model.shape)
     rows = np.flatnonzero(model[:, x0] > 0)
 
@@ -175,20 +181,21 @@ def main():
     if not ok:
         sys.exit("the Extractor's frames differ from extract_frame's")
 
-    # The worked example: a toy CTE-like correction, one extraction per iteration.
+    # The worked example: a toy CTE-like correction, one extraction per iteration; with
+    # --cupy every step stays on the GPU (xp is cupy, and so are the results).
     eps = a.cte_eps
-    truth = frames[0]["image"] if not a.cupy else frames[0]["image"].get()
+    truth = frames[0]["image"]
+    weights = xp.asarray(ivar)
     observed = (1 - eps) * truth
     observed[1:] += eps * truth[:-1]
     reference = ex.extract(frames[0])["specflux"]  # the frame of the image without the trail
     print(f"toy CTE correction, eps = {eps}: flux against the untrailed image's frame")
     corrected = observed.copy()
     for k in range(a.cte_iterations + 1):
-        result, t = timed(lambda: ex.extract({"image": xp.asarray(corrected),
-                                              "ivar": xp.asarray(ivar)}), keep=True)
+        result, t = timed(lambda: ex.extract({"image": corrected, "ivar": weights}), keep=True)
         good = result["specivar"] > 0
-        err = np.abs(result["specflux"] - reference)[good].max()
-        rms = np.sqrt(np.mean((result["specflux"] - reference)[good] ** 2))
+        diff = (result["specflux"] - reference)[good]
+        err, rms = float(abs(diff).max()), float((diff ** 2).mean() ** 0.5)
         print(f"  iteration {k}: extract {t:.4f} s, max |dflux| {err:.3e}, rms {rms:.3e}")
         model = ex.model()
         trail = -eps * model

@@ -173,10 +173,11 @@ class Extractor:
     of the image, noise realisations, outlier rejection) pays for neither again.
 
     ``extract(img)`` takes ``extract_frame``'s image dict and returns its dict, bit for bit
-    what ``extract_frame`` returns for the same image. ``model()`` returns the model image of
-    the last extraction, [ny][nx] float64 electrons, read-only (the next extraction makes a
-    new one). ``close()`` frees its device memory; so does Python's collector, and kspecter's
-    finalize at exit.
+    what ``extract_frame`` returns for the same image. Given cupy arrays on a GPU backend, the
+    result's arrays are cupy arrays too (``results=``): the frame never leaves the GPU.
+    ``model()`` returns the model image of the last extraction, [ny][nx] float64 electrons
+    (the next extraction makes a new one). ``close()`` frees its device memory; so does
+    Python's collector, and kspecter's finalize at exit.
     """
 
     def __init__(self, psf, bundlesize, specmin, nspec, wavelength=None, nwavestep=50,
@@ -188,21 +189,73 @@ class Extractor:
                        reject_iter, "Extractor")
         self._model = bool(model)
         self._reuse = None
+        self._device_model = None  # the last model, when it stayed in the backend's memory
         self._ex = _kspecter._Extractor(_as_psf(psf), opt, grid is None, gpu)
 
-    def extract(self, img, timing=None):
+    def extract(self, img, timing=None, results=None):
         """The frame of ``img`` (a dict with 'image' and 'ivar', as ``extract_frame``'s),
-        as ``extract_frame``'s dict; ``timing`` (a dict) gets the stage times in seconds."""
+        as ``extract_frame``'s dict; ``timing`` (a dict) gets the stage times in seconds.
+
+        ``results``: where the arrays come back. 'host': numpy arrays. 'device': arrays in
+        the backend's memory, made by the extraction there (cupy arrays on a GPU, numpy on a
+        host backend); the same bits. None (the default): 'device' when ``img['image']`` is a
+        device array (cupy) and the extractor runs on a GPU, else 'host'.
+        """
         image, ivar = _image_pair(img, "Extractor.extract")
-        result, stages, self._reuse = self._ex.extract(image, ivar)
+        if self._results_on_backend(results, image):
+            out = self._extract_into(image, ivar, timing)
+        else:
+            result, stages, self._reuse = self._ex.extract(image, ivar)
+            self._device_model = None
+            if isinstance(timing, dict):
+                timing.update(stages)
+            out = _gpu_specter_dict(result)
+            out["modelimage"] = self._ex.model()
+        if not self._model:
+            out["modelimage"] = None
+        return out
+
+    def _results_on_backend(self, results, image):
+        on_gpu = self.backend in ("cuda", "hip")
+        if results is None:
+            return on_gpu and not isinstance(image, np.ndarray) and hasattr(
+                image, "__cuda_array_interface__")
+        if results not in ("host", "device"):
+            raise ParameterError(f"Extractor.extract: results must be 'host', 'device' or "
+                                 f"None, not {results!r}")
+        return results == "device"
+
+    def _extract_into(self, image, ivar, timing):
+        """The frame written by the extraction into arrays of the backend's memory."""
+        if self.backend in ("cuda", "hip"):
+            import cupy as xp
+        else:
+            xp = np
+        ns, nw, ndiag, ny, nx = self._ex.sizes
+        arrays = {"specflux": xp.empty((ns, nw)), "specivar": xp.empty((ns, nw)),
+                  "Rdiags": xp.empty((ns, 2 * ndiag + 1, nw)),
+                  "pixmask_fraction": xp.empty((ns, nw)), "chi2pix": xp.empty((ns, nw)),
+                  "specmask": xp.empty((ns, nw), dtype=xp.uint32),
+                  "modelimage": xp.empty((ny, nx))}
+        meta, stages, self._reuse = self._ex.extract_into(image, ivar, arrays)
         if isinstance(timing, dict):
             timing.update(stages)
-        out = _gpu_specter_dict(result)
-        out["modelimage"] = self.model() if self._model else None
+        # gpu_specter's specmask is int64, kspecter's bits uint32.
+        arrays["specmask"] = arrays["specmask"].astype(xp.int64)
+        arrays["wave"] = xp.asarray(meta["wave"])
+        out = {key: arrays[key] for key in RESULT_KEYS}
+        for key in ("rejected", "reject_passes"):
+            if key in meta:
+                out[key] = meta[key]
+        self._device_model = out["modelimage"]
         return out
 
     def model(self):
-        """The model image of the last extraction (None before the first)."""
+        """The model image of the last extraction (None before the first): a read-only numpy
+        array, or the result's own array when the last call's results stayed in the
+        backend's memory."""
+        if self._device_model is not None:
+            return self._device_model
         return self._ex.model()
 
     @property

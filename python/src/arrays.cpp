@@ -95,6 +95,66 @@ BorrowedImage borrow_cuda(py::handle obj, std::string const& what) {
 
 }  // namespace
 
+namespace {
+
+std::string shape_text(std::vector<py::ssize_t> const& shape) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + (shape.size() == 1 ? ",)" : ")");
+}
+
+// Whether `strides` (bytes) are those of a C-contiguous array of `shape` and `itemsize`.
+bool c_contiguous(std::vector<py::ssize_t> const& shape, std::vector<py::ssize_t> const& strides,
+                  py::ssize_t itemsize) {
+  py::ssize_t step = itemsize;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] > 1 && strides[i] != step) return false;
+    step *= shape[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+void* output_array(py::handle obj, std::string const& what, std::string const& typestr,
+                   std::vector<py::ssize_t> const& shape, bool on_device) {
+  std::vector<py::ssize_t> got, strides;
+  std::string type;
+  void* data = nullptr;
+  bool readonly = false;
+  py::ssize_t const itemsize = std::stoi(typestr.substr(2));
+  if (on_device) {
+    if (py::isinstance<py::array>(obj) || !py::hasattr(obj, "__cuda_array_interface__"))
+      throw py::type_error(what + " must be a device array (__cuda_array_interface__)");
+    py::dict const cai = obj.attr("__cuda_array_interface__");
+    got = ints(cai["shape"]);
+    type = cai["typestr"].cast<std::string>();
+    py::tuple const d = cai["data"];
+    data = reinterpret_cast<void*>(d[0].cast<std::uintptr_t>());
+    readonly = d[1].cast<bool>();
+    if (cai.contains("strides") && !cai["strides"].is_none()) strides = ints(cai["strides"]);
+  } else {
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(what + " must be a numpy array");
+    py::array a = py::reinterpret_borrow<py::array>(obj);
+    got.assign(a.shape(), a.shape() + a.ndim());
+    strides.assign(a.strides(), a.strides() + a.ndim());
+    type = py::str(a.dtype().attr("str")).cast<std::string>();
+    readonly = !a.writeable();
+    data = readonly ? nullptr : a.mutable_data();
+  }
+  if (type != typestr) throw py::type_error(what + " must be of type " + typestr + ", not " + type);
+  if (got != shape)
+    throw py::value_error(what + " must have the shape " + shape_text(shape) + ", not " +
+                          shape_text(got));
+  if (!strides.empty() && !c_contiguous(got, strides, itemsize))
+    throw py::value_error(what + " must be C-contiguous");
+  if (readonly) throw py::value_error(what + " is read-only");
+#ifdef KOKKOS_ENABLE_CUDA
+  if (on_device) check_device(data, what);
+#endif
+  return data;
+}
+
 int device_of(py::handle obj) {
   if (obj.is_none() || py::isinstance<py::array>(obj) ||
       !py::hasattr(obj, "__cuda_array_interface__"))

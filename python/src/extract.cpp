@@ -68,6 +68,15 @@ std::shared_ptr<extract::Extractor> make_extractor(py::handle psf_obj,
   return e;
 }
 
+// What the extraction reused (Extractor.last_reuse).
+py::dict reuse_of(extract::FrameResult const& fr) {
+  py::dict reuse;
+  reuse["factor_reused"] = fr.stats.reused_factor;
+  reuse["patches"] = fr.stats.npatch;
+  reuse["patches_reworked"] = fr.stats.nreworked;
+  return reuse;
+}
+
 py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle ivar) {
   ensure_initialized(device_of(image));
   BorrowedImage const img = borrow_image(image, "img['image']");
@@ -78,11 +87,50 @@ py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle 
     py::gil_scoped_release unlocked;
     fr = e.extract(img.array, iv.array, &times);
   }
-  py::dict reuse;
-  reuse["factor_reused"] = fr.stats.reused_factor;
-  reuse["patches"] = fr.stats.npatch;
-  reuse["patches_reworked"] = fr.stats.nreworked;
+  py::dict const reuse = reuse_of(fr);
   return py::make_tuple(result_dict(std::move(fr)), stage_times(times), reuse);
+}
+
+// One frame into the caller's arrays (Extractor.extract with results in the backend's memory):
+// `outputs` holds specflux, specivar, Rdiags, pixmask_fraction, chi2pix, specmask (uint32) and
+// modelimage, of the frame's shapes, where the backend reads them (cupy arrays on the GPU,
+// numpy arrays on a host backend). Returns (the rest of the result dict, stage times, reuse).
+py::tuple extractor_extract_into(extract::Extractor& e, py::handle image, py::handle ivar,
+                                 py::dict const& outputs) {
+  ensure_initialized(device_of(image));
+  extract::Extractor::Sizes const z = e.sizes();
+  bool const on_device = !extract::backend_on_host(e.backend());
+  auto out_of = [&](char const* key, char const* type, std::vector<py::ssize_t> const& shape) {
+    if (!outputs.contains(key)) throw py::value_error(std::string("outputs lack '") + key + "'");
+    return output_array(outputs[key], std::string("outputs['") + key + "']", type, shape,
+                        on_device);
+  };
+  py::ssize_t const ns = z.nspec, nw = z.nwave, nd = 2 * z.ndiag + 1;
+  extract::FrameOutputs out;
+  out.flux = static_cast<double*>(out_of("specflux", "<f8", {ns, nw}));
+  out.ivar = static_cast<double*>(out_of("specivar", "<f8", {ns, nw}));
+  out.resolution = static_cast<double*>(out_of("Rdiags", "<f8", {ns, nd, nw}));
+  out.pixmask_fraction = static_cast<double*>(out_of("pixmask_fraction", "<f8", {ns, nw}));
+  out.chi2pix = static_cast<double*>(out_of("chi2pix", "<f8", {ns, nw}));
+  out.mask = static_cast<std::uint32_t*>(out_of("specmask", "<u4", {ns, nw}));
+  out.model = static_cast<double*>(out_of("modelimage", "<f8", {z.ny, z.nx}));
+  BorrowedImage const img = borrow_image(image, "img['image']");
+  BorrowedImage const iv = borrow_image(ivar, "img['ivar']");
+  StageTimes times;
+  extract::FrameResult fr;
+  {
+    py::gil_scoped_release unlocked;
+    fr = e.extract(img.array, iv.array, out, &times);
+  }
+  py::dict meta;
+  meta["wave"] = adopt(std::move(fr.wavelength), {nw});
+  meta["specmin"] = fr.specmin;
+  if (!fr.rejected.empty() || fr.reject_passes > 0) {
+    meta["rejected"] =
+        adopt(std::vector<std::int64_t>(fr.rejected.begin(), fr.rejected.end()), {ns});
+    meta["reject_passes"] = fr.reject_passes;
+  }
+  return py::make_tuple(meta, stage_times(times), reuse_of(fr));
 }
 
 py::object extractor_model(extract::Extractor const& e) {
@@ -160,6 +208,15 @@ void bind_extract(py::module_& m) {
            py::arg("gpu"))
       .def("extract", &extractor_extract, py::arg("image"), py::arg("ivar"),
            "(result dict, stage times, reuse dict) of one frame; use kspecter.Extractor.extract")
+      .def("extract_into", &extractor_extract_into, py::arg("image"), py::arg("ivar"),
+           py::arg("outputs"),
+           "(result dict less the arrays, stage times, reuse dict) of one frame written into "
+           "`outputs`; use kspecter.Extractor.extract(results='device')")
+      .def_property_readonly("sizes",
+                             [](extract::Extractor const& e) {
+                               auto const z = e.sizes();
+                               return py::make_tuple(z.nspec, z.nwave, z.ndiag, z.ny, z.nx);
+                             })
       .def("model", &extractor_model, "the last extraction's model image (read-only), or None")
       .def("release", &extract::Extractor::release, "frees the device memory it keeps")
       .def_property_readonly("backend", &extract::Extractor::backend);

@@ -33,6 +33,13 @@ struct BorrowedImage {
 /// are borrowed on the device (float32/float64 only). `what` names the argument in errors.
 BorrowedImage borrow_image(py::handle obj, std::string const& what);
 
+/// The memory of an array that the library fills, C-contiguous, of the given numpy type
+/// string ("<f8", "<u4") and shape: a writable numpy array when `on_device` is false, else
+/// a device array (__cuda_array_interface__, on kspecter's GPU). A ValueError or TypeError
+/// names `what` when it is not.
+void* output_array(py::handle obj, std::string const& what, std::string const& typestr,
+                   std::vector<py::ssize_t> const& shape, bool on_device);
+
 /// The GPU that holds `obj`'s data when it is a device array (__cuda_array_interface__ in a
 /// CUDA build), else -1.
 int device_of(py::handle obj);

@@ -71,10 +71,18 @@ def fits_image(path, hdu):
         return np.array(f[hdu].data)
 
 
+def host_array(x):
+    """x as numpy holds it: a device array (cupy) copied to the host."""
+    if not isinstance(x, np.ndarray) and hasattr(x, "__cuda_array_interface__"):
+        return x.get()
+    return x
+
+
 def same_bits(a, b):
-    """True when two arrays hold the same values bit for bit (NaNs and signed zeros too)."""
+    """True when two arrays hold the same values bit for bit (NaNs and signed zeros too); a
+    device array (cupy) is compared by its copy on the host."""
     # FITS data come big-endian: compare values in native byte order.
-    a, b = (np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")) for x in (a, b))
+    a, b = (np.ascontiguousarray(host_array(x), dtype=x.dtype.newbyteorder("=")) for x in (a, b))
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 

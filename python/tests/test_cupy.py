@@ -60,3 +60,28 @@ def test_cupy_on_a_stream_is_waited_for(inputs):
         got, _ = run({"image": image, "ivar": ivar}, inputs.psf)
     for key in KEYS:
         assert same_bits(got[key], ref[key]), key
+
+
+def test_the_extractor_keeps_a_cupy_image_s_frame_on_the_gpu(inputs):
+    host = kspecter.read_image(inputs.image)
+    ivar = cp.asarray(host["ivar"], dtype=cp.float64)
+    sigma = cp.where(ivar > 0, 1 / cp.sqrt(cp.where(ivar > 0, ivar, 1)), 0)
+    args = dict(specmin=0, nspec=20, wavelength=GRID, model=True, gpu=True, **LAYOUT)
+    on_gpu, reference = kspecter.Extractor(inputs.psf, **args), kspecter.Extractor(inputs.psf, **args)
+    rng = cp.random.default_rng(5)
+    for call in range(3):  # noise realisations, made on the device; the same weights
+        img = {"image": cp.asarray(host["image"], dtype=cp.float64)
+               + sigma * rng.standard_normal(ivar.shape), "ivar": ivar}
+        got = on_gpu.extract(img)  # cupy in: cupy out
+        want = reference.extract(img, results="host")
+        for key in KEYS:
+            assert isinstance(got[key], cp.ndarray), key
+            assert same_bits(got[key], want[key]), (call, key)
+        assert on_gpu.model() is got["modelimage"]
+        assert on_gpu.last_reuse["factor_reused"] == (call > 0)
+    # numpy in, results='device': the frame made and kept on the GPU all the same.
+    got = on_gpu.extract(host, results="device")
+    want = reference.extract(host)
+    for key in KEYS:
+        assert isinstance(got[key], cp.ndarray) and isinstance(want[key], np.ndarray), key
+        assert same_bits(got[key], want[key]), key

@@ -67,6 +67,25 @@ def test_weights_changed_in_a_few_pixels_rework_only_their_patches(inputs, image
             assert r["patches_reworked"] == 0
 
 
+def test_results_written_in_the_backend_s_memory_are_the_host_s_bits(inputs, image):
+    # results='device': the arrays the extraction writes where the backend runs (cupy on a
+    # GPU; numpy on a host backend, whose memory that is), BAD2DFIT's medians and the model's
+    # float32 limits taken there, against the host form, call after call.
+    host = kspecter.Extractor(inputs.psf, model=True, **ARGS)
+    into = kspecter.Extractor(inputs.psf, model=True, **ARGS)
+    for seed in (1, 2):
+        img = noisy(image, seed)
+        want = host.extract(img, results="host")
+        got = into.extract(img, results="device")
+        assert_same(got, want)
+        assert got["specmask"].dtype == np.int64
+        assert same_bits(got["modelimage"], want["modelimage"])
+        assert into.model() is got["modelimage"]
+        assert into.last_reuse == host.last_reuse
+    with pytest.raises(kspecter.ParameterError, match="results"):
+        into.extract(image, results="gpu")
+
+
 def test_the_model_is_there_without_asking_and_read_only(inputs, image):
     with kspecter.Extractor(inputs.psf, **ARGS) as ex:
         assert ex.model() is None

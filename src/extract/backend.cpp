@@ -318,6 +318,18 @@ std::string backend_space_name(std::string const& backend) {
   return on_backend(backend, [](auto tag) -> std::string { return decltype(tag)::space::name(); });
 }
 
+void copy_to_backend(std::string const& backend, void* dst, void const* src, std::size_t bytes) {
+  on_backend(backend, [&](auto tag) {
+    using Space = typename decltype(tag)::space;
+    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    Kokkos::View<char*, typename Space::memory_space, Unmanaged> to(static_cast<char*>(dst), bytes);
+    Kokkos::View<char const*, Kokkos::HostSpace, Unmanaged> from(static_cast<char const*>(src),
+                                                                 bytes);
+    Kokkos::deep_copy(to, from);
+    return 0;
+  });
+}
+
 FrameResult extract_frame(std::string const& backend, psf::GaussHermitePsf const& psf,
                           ImageArray const& image, ImageArray const& ivar,
                           ExtractOptions const& opt, StageTimes* times, ExtractHooks const& hooks) {

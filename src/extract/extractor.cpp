@@ -91,9 +91,63 @@ FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar, 
   return res;
 }
 
+namespace {
+
+// A host vector's bytes into the backend's memory at `dst` (nothing when it is null).
+template <class V>
+void upload(std::string const& backend, std::vector<V> const& v, V* dst) {
+  if (dst) copy_to_backend(backend, dst, v.data(), v.size() * sizeof(V));
+}
+
+}  // namespace
+
+FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar,
+                               FrameOutputs const& out, StageTimes* times) {
+  State& s = *state_;
+  if (!out.flux || !out.ivar || !out.resolution || !out.chi2pix || !out.pixmask_fraction ||
+      !out.mask || !out.model)
+    throw ParameterError("Extractor: an output array is missing (only deconvolved_flux may be)");
+  if (s.opt.reject_sigma > 0) {
+    // Each pass of the rejection reads its model on the host (reject.hpp): the host form's
+    // frame, then its arrays to the backend.
+    FrameResult res = extract(image, ivar, times);
+    upload(s.backend, res.flux, out.flux);
+    upload(s.backend, res.ivar, out.ivar);
+    upload(s.backend, res.resolution, out.resolution);
+    upload(s.backend, res.chi2pix, out.chi2pix);
+    upload(s.backend, res.pixmask_fraction, out.pixmask_fraction);
+    upload(s.backend, res.mask, out.mask);
+    upload(s.backend, res.deconvolved_flux, out.deconvolved_flux);
+    upload(s.backend, *s.model, out.model);
+    res.flux = {}, res.ivar = {}, res.resolution = {}, res.chi2pix = {};
+    res.pixmask_fraction = {}, res.mask = {}, res.deconvolved_flux = {};
+    s.model.reset();
+    return res;
+  }
+  ExtractHooks hooks;
+  hooks.buffers = &s.buffers;
+  hooks.psf_tables = &s.psf_tables;
+  hooks.reuse_factor = true;
+  hooks.outputs = &out;
+  ExtractOptions opt = s.opt;
+  opt.model = true;
+  opt.bad2dfit_median_factor = bad2dfit_scale;  // desispec's rule, as extract() applies it
+  FrameResult res = extract_frame(s.backend, *s.psf, image, ivar, opt, times, hooks);
+  s.model.reset();
+  s.model_nx = res.model_nx;
+  s.model_ny = res.model_ny;
+  return res;
+}
+
 std::shared_ptr<std::vector<double> const> Extractor::model() const { return state_->model; }
 int Extractor::model_nx() const { return state_->model_nx; }
 int Extractor::model_ny() const { return state_->model_ny; }
+
+Extractor::Sizes Extractor::sizes() const {
+  State const& s = *state_;
+  return {s.opt.resolved_nspec(s.psf->nfiber), int(s.opt.wavelengths().size()), s.psf->hsizey,
+          s.psf->npix_y, s.psf->npix_x};
+}
 
 void Extractor::release() {
   state_->buffers.release();

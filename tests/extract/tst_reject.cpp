@@ -15,8 +15,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace {
@@ -388,4 +390,97 @@ TEST(extractor, reworks_only_the_patches_whose_weights_changed_on_every_backend)
       }
     }
   }
+}
+
+namespace {
+
+// Arrays of a frame's sizes, for the outputs the caller owns (FrameOutputs).
+struct CallerArrays {
+  std::vector<double> flux, ivar, resolution, chi2pix, pixmask, deconvolved, model;
+  std::vector<std::uint32_t> mask;
+  explicit CallerArrays(ex::Extractor::Sizes const& z) {
+    std::size_t const spectra = std::size_t(z.nspec) * std::size_t(z.nwave);
+    // NaN-filled: a value left unwritten shows.
+    double const nan = std::nan("");
+    flux.assign(spectra, nan), ivar.assign(spectra, nan), chi2pix.assign(spectra, nan);
+    pixmask.assign(spectra, nan), deconvolved.assign(spectra, nan);
+    resolution.assign(spectra * std::size_t(2 * z.ndiag + 1), nan);
+    model.assign(std::size_t(z.ny) * std::size_t(z.nx), nan);
+    mask.assign(spectra, 0xdeadbeef);
+  }
+  ex::FrameOutputs outputs() {
+    ex::FrameOutputs o;
+    o.flux = flux.data(), o.ivar = ivar.data(), o.resolution = resolution.data();
+    o.chi2pix = chi2pix.data(), o.pixmask_fraction = pixmask.data();
+    o.deconvolved_flux = deconvolved.data(), o.model = model.data(), o.mask = mask.data();
+    return o;
+  }
+};
+
+}  // namespace
+
+// On the host backends (where the caller's memory is host memory; the GPU's form runs in
+// python/tests/test_cupy.py): the frame written into the caller's arrays is the host form's
+// bit for bit, BAD2DFIT's medians and the model's float32 limits taken by the backend's
+// kernels; on a repeat with the kept solve, and with outlier rejection.
+TEST(extractor, writes_the_host_form_s_frame_into_the_caller_s_arrays) {
+  auto const psf = two_bundle_psf();
+  auto const spectra = two_bundle_truth();
+  kspecter::sim::SimulateOptions so;
+  so.defects = true;
+  so.defect.bad_columns = 0;
+  so.defect.cosmics_per_megapixel = 300;  // left in the image: bins BAD2DFIT flags
+  so.defect.mask_cosmics = false;
+  so.seed = 7;
+  SimulatedImage const first = kspecter::sim::simulate_on_host(*psf, spectra, so);
+  ex::ImageArray const ivar = ex::ImageArray::host(first.ivar.data(), first.ny, first.nx);
+  for (std::string const& backend : ex::backend_list()) {
+    if (!ex::backend_on_host(backend)) continue;
+    for (double sigma : {0.0, 5.0}) {
+      ex::ExtractOptions o = one_batch_options();
+      o.reject_sigma = sigma;
+      ex::Extractor host_form(backend, psf, o), into(backend, psf, o);
+      for (std::uint64_t seed : {7, 8}) {  // new noise, the first weights: a repeat
+        so.seed = seed;
+        SimulatedImage const s = kspecter::sim::simulate_on_host(*psf, spectra, so);
+        ex::ImageArray const image = ex::ImageArray::host(s.image.data(), s.ny, s.nx);
+        std::string const what =
+            backend + ", sigma " + std::to_string(sigma) + ", seed " + std::to_string(seed);
+        ex::FrameResult const want = host_form.extract(image, ivar);
+        CallerArrays a(into.sizes());
+        ex::FrameResult const got = into.extract(image, ivar, a.outputs());
+        EXPECT_TRUE(same_bits(a.flux, want.flux)) << what;
+        EXPECT_TRUE(same_bits(a.ivar, want.ivar)) << what;
+        EXPECT_TRUE(same_bits(a.resolution, want.resolution)) << what;
+        EXPECT_TRUE(same_bits(a.chi2pix, want.chi2pix)) << what;
+        EXPECT_TRUE(same_bits(a.pixmask, want.pixmask_fraction)) << what;
+        EXPECT_TRUE(same_bits(a.deconvolved, want.deconvolved_flux)) << what;
+        EXPECT_EQ(a.mask, want.mask) << what;
+        EXPECT_TRUE(same_bits(a.model, *host_form.model())) << what;
+        long long bad2dfit = 0;
+        for (std::uint32_t m : want.mask) bad2dfit += (m & ex::specmask::BAD2DFIT) ? 1 : 0;
+        EXPECT_GT(bad2dfit, 0) << what;  // the medians' rule had bins to flag
+        // The result carries the rest, its arrays empty.
+        EXPECT_TRUE(got.flux.empty() && got.resolution.empty() && got.mask.empty()) << what;
+        EXPECT_TRUE(got.model.empty()) << what;
+        EXPECT_EQ(got.wavelength, want.wavelength) << what;
+        EXPECT_EQ(got.rejected, want.rejected) << what;
+        EXPECT_EQ(got.reject_passes, want.reject_passes) << what;
+        EXPECT_EQ(got.stats.reused_factor, want.stats.reused_factor) << what;
+        EXPECT_FALSE(into.model()) << what;
+      }
+    }
+  }
+}
+
+TEST(extractor, refuses_outputs_that_lack_an_array) {
+  auto const psf = two_bundle_psf();
+  ex::Extractor e(ex::host_backend(), psf, one_batch_options());
+  CallerArrays a(e.sizes());
+  ex::FrameOutputs o = a.outputs();
+  o.model = nullptr;
+  std::vector<double> const image(a.model.size(), 0.0), ivar(a.model.size(), 1.0);
+  EXPECT_THROW(e.extract(ex::ImageArray::host(image.data(), psf->npix_y, psf->npix_x),
+                         ex::ImageArray::host(ivar.data(), psf->npix_y, psf->npix_x), o),
+               kspecter::ParameterError);
 }

@@ -63,6 +63,10 @@ std::string host_backend();
 /// This build's GPU backend ("cuda" or "hip"), or "" when it has none.
 std::string gpu_backend();
 
+/// Copies `bytes` bytes from host memory at `src` to the named backend's memory at `dst` (a
+/// GPU's device memory, host memory for a host backend), and waits for the copy.
+void copy_to_backend(std::string const& backend, void* dst, void const* src, std::size_t bytes);
+
 /// Extracts a frame on the named backend. The image and inverse variance are brought to the
 /// backend (stage kspecter::extract::upload, in `times`) unless both are row-major doubles
 /// already in memory it can read; then they are read in place (no upload stage) and must stay

@@ -43,11 +43,26 @@ class Extractor {
   /// the PSF). Its model is not in the result but in model(). Stage times go to `times`.
   FrameResult extract(ImageArray const& image, ImageArray const& ivar, StageTimes* times = nullptr);
 
+  /// The same frame, bit for bit, into `out` (frame.hpp), caller-owned memory of the backend:
+  /// on a GPU the frame stays there, and BAD2DFIT's medians and the model's float32 limits are
+  /// taken there. The result holds the grid, sizes, stats and rejection counts, its arrays
+  /// empty; out.model gets the model image, and model() is null after it. `out` needs every
+  /// array but deconvolved_flux.
+  FrameResult extract(ImageArray const& image, ImageArray const& ivar, FrameOutputs const& out,
+                      StageTimes* times = nullptr);
+
   /// The model image of the last extraction, [model_ny()][model_nx()] electrons (null before
   /// the first). Shared: the next extraction makes a new one and leaves this one as it is.
   std::shared_ptr<std::vector<double> const> model() const;
   int model_nx() const;
   int model_ny() const;
+
+  /// The sizes of its frames: spectra, bins and resolution half width (FrameResult's), and
+  /// the CCD's rows and columns (the model image's).
+  struct Sizes {
+    int nspec = 0, nwave = 0, ndiag = 0, ny = 0, nx = 0;
+  };
+  Sizes sizes() const;
 
   /// Frees the device memory it keeps; the next call allocates it again.
   void release();

@@ -80,6 +80,21 @@ struct FrameResult {
   std::vector<PatchDebug> debug;  // the debug patches asked for, in plan order
 };
 
+/// A frame's arrays in memory the caller owns, in the backend's memory space (on a GPU its
+/// device memory: cupy arrays), written instead of FrameResult's vectors
+/// (ExtractHooks::outputs). Each is row-major, with the size and meaning of FrameResult's
+/// array of the same name; a null one is not written.
+struct FrameOutputs {
+  double* flux = nullptr;
+  double* ivar = nullptr;
+  double* resolution = nullptr;
+  double* chi2pix = nullptr;
+  double* pixmask_fraction = nullptr;
+  std::uint32_t* mask = nullptr;
+  double* deconvolved_flux = nullptr;
+  double* model = nullptr;  // read only when ExtractOptions::model is on
+};
+
 /// Fills `out` with the spots of PSF rows [fiber_begin, fiber_begin + nfiber) at the given
 /// wavelengths (psf::compute_spots, or a test's own spots). The padded grid reaches beyond
 /// the requested range, so a provider must extrapolate there rather than throw.

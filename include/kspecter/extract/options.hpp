@@ -12,6 +12,8 @@
 
 namespace kspecter::extract {
 
+struct FrameOutputs;  // frame.hpp
+
 /// What an extraction computes: every number of the frame follows from these and the inputs.
 /// A default-constructed ExtractOptions holds the defaults of `kspecter extract` (but for the
 /// grid, which the CLI takes from the PSF unless given).
@@ -116,6 +118,11 @@ struct ExtractHooks {
   /// products with Q and the quality stage run (ExtractStats::reused_factor). Changes no
   /// number.
   bool reuse_factor = false;
+  /// The frame's arrays go there (frame.hpp), in the backend's memory, and FrameResult's
+  /// vectors stay empty (its grid, sizes and stats are set): a GPU's frame stays on the GPU.
+  /// BAD2DFIT's median rule (ExtractOptions::bad2dfit_median_factor) and the model's float32
+  /// limits then run on the backend too. Null: FrameResult's vectors. Changes no number.
+  FrameOutputs const* outputs = nullptr;
 };
 
 }  // namespace kspecter::extract

@@ -1,8 +1,10 @@
 // Stage "stitch" (docs/algorithm.md §6): the frame arrays to the host, then what needs the
-// whole frame (host_steps.hpp: the model's float32 limits, the mask bits).
+// whole frame (host_steps.hpp: the model's float32 limits, the mask bits); or, when the caller
+// keeps them on the backend (ExtractHooks::outputs), both there (frame_outputs.hpp).
 #pragma once
 
 #include "context.hpp"
+#include "frame_outputs.hpp"
 #include "workspace.hpp"
 
 #include <kspecter/core/allocate.hpp>
@@ -32,6 +34,8 @@ class ResultArrays {
  public:
   ResultArrays(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws, FrameResult& res)
       : side_(ws.side), nspec_(fc.shape.nspec) {
+    // Arrays that stay on the backend (ExtractHooks::outputs) are written by the stitch.
+    if (fc.hooks.outputs) return;
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
       std::size_t const w = static_cast<std::size_t>(fc.shape.nwave);
       outs_ = {out(ws.flux, w, res.flux, kSolution),
@@ -60,6 +64,7 @@ class ResultArrays {
   /// kernels launched on `space` so far have finished, while `space` goes on.
   void copy_spectra(ExecSpace const& space, int s1, int part = -1) {
     if constexpr (!Workspace<ExecSpace>::results_in_place) {
+      if (outs_.empty()) return;  // nothing goes to the host
       s1 = std::min(s1, nspec_);
       std::vector<Range> ranges;
       for (int p : {kSolution, kQuality})
@@ -162,14 +167,17 @@ template <class ExecSpace>
 void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
             ResultArrays<ExecSpace>& arrays, FrameResult& res) {
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::stitch", fc.times);
-  arrays.copy(fc.space);
+  if (fc.hooks.outputs)
+    write_outputs(fc, ws, *fc.hooks.outputs, res);
+  else
+    arrays.copy(fc.space);
   auto const counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ws.quality_counts);
   for (std::size_t i = 0; i < 2 * fc.plan.batches.size(); ++i) res.stats.quality_macs += counts(i);
   if (fc.opt.model) {
     res.model_nx = fc.shape.npx;
     res.model_ny = fc.shape.npy;
   }
-  finalize_frame(res, fc.opt);
+  if (!fc.hooks.outputs) finalize_frame(res, fc.opt);
 }
 
 }  // namespace kspecter::extract::detail
