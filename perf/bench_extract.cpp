@@ -8,12 +8,15 @@
 //   bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend NAME] [--threads N]
 //                 [--repeat N] [--warmup 0|1] [--budget GiB] [--device D] [--kernels]
 //                 [--solver band|dense] [--keep-buffers 0|1] [--allocations]
-//                 [--stage-times 0|1] [--model 0|1] [--reuse 0|1]
+//                 [--stage-times 0|1] [--model 0|1] [--reuse 0|1] [--device-outputs 0|1]
 //
 // --model 1: the model image too (ExtractOptions::model, as -m and the Extractor make it).
 // --reuse 1: the frames keep their buffers and solve for the next (ExtractHooks::reuse_factor,
 // as the Extractor's repeats): after the first, each frame takes the kept factor's path (with
 // the budget big enough for one batch: --budget 64).
+// --device-outputs 1: the frame's arrays stay in the backend's memory (ExtractHooks::outputs,
+// as the Extractor's results from cupy images): no copy to the host; the digest below reads
+// them back after the timed runs.
 // --kernels: one more extraction with every kernel fenced and timed (perf/kernel_timer.hpp).
 // --stage-times 0: the timed frames without per-stage times (extract_frame then fences only
 // where the host needs the device's numbers, not around every stage; the wall time alone).
@@ -51,6 +54,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +81,40 @@ struct Args {
   bool allocations = false;     // --allocations
   bool stage_times = true;      // --stage-times
   bool reuse = false;           // --reuse: ExtractHooks::reuse_factor, buffers kept
+  bool device_outputs = false;  // --device-outputs: ExtractHooks::outputs
+};
+
+// The frame's arrays in the backend's memory (ExtractHooks::outputs).
+template <class Mem>
+struct OutputViews {
+  using D = Kokkos::View<double*, Mem>;
+  D flux, ivar, resolution, chi2pix, pixmask, deconvolved, model;
+  Kokkos::View<std::uint32_t*, Mem> mask;
+  OutputViews(std::size_t spectra, int ndiag, std::size_t pixels)
+      : flux("bench::flux", spectra),
+        ivar("bench::ivar", spectra),
+        resolution("bench::resolution", spectra * std::size_t(2 * ndiag + 1)),
+        chi2pix("bench::chi2pix", spectra),
+        pixmask("bench::pixmask", spectra),
+        deconvolved("bench::deconvolved", spectra),
+        model("bench::model", pixels),
+        mask("bench::mask", spectra) {}
+  kspecter::extract::FrameOutputs outputs() const {
+    kspecter::extract::FrameOutputs o;
+    o.flux = flux.data(), o.ivar = ivar.data(), o.resolution = resolution.data();
+    o.chi2pix = chi2pix.data(), o.pixmask_fraction = pixmask.data();
+    o.deconvolved_flux = deconvolved.data(), o.model = model.data(), o.mask = mask.data();
+    return o;
+  }
+  // Their values into the result's vectors (for the digest).
+  void to(kspecter::extract::FrameResult& r) const {
+    auto get = [](auto const& v, auto& dst) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+      dst.assign(h.data(), h.data() + h.size());
+    };
+    get(flux, r.flux), get(ivar, r.ivar), get(resolution, r.resolution), get(chi2pix, r.chi2pix);
+    get(pixmask, r.pixmask_fraction), get(deconvolved, r.deconvolved_flux), get(mask, r.mask);
+  }
 };
 
 int usage() {
@@ -85,7 +123,7 @@ int usage() {
       "usage: bench_extract [--nbundles N] [--psf FILE|synthetic] [--backend serial|openmp|cuda] "
       "[--threads N] [--device D] [--repeat N] [--warmup 0|1] [--budget GiB] [--kernels] [--solver "
       "band|dense] [--keep-buffers 0|1] [--allocations] [--stage-times 0|1] [--model 0|1] "
-      "[--reuse 0|1]\n");
+      "[--reuse 0|1] [--device-outputs 0|1]\n");
   return 2;
 }
 
@@ -166,6 +204,14 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
   extract::ExtractHooks hooks;
   if (a.keep_buffers || a.reuse) hooks.buffers = &kept;
   hooks.reuse_factor = a.reuse;
+  std::optional<OutputViews<mem>> device_out;
+  kspecter::extract::FrameOutputs outputs;
+  if (a.device_outputs) {
+    std::size_t const nwave = sim::wavelength_grid(opt.wmin, opt.wmax, opt.dw).size();
+    device_out.emplace(std::size_t(opt.nspec) * nwave, p.hsizey, std::size_t(ny) * nx);
+    outputs = device_out->outputs();
+    hooks.outputs = &outputs;
+  }
   for (int i = 0; i < warmup; ++i)
     extract::extract_frame(space, p, dimg, divar, opt, nullptr, hooks);
 
@@ -192,6 +238,7 @@ void run(char const* name, psf::GaussHermitePsf const& p, std::vector<float> con
     }
   }
 
+  if (device_out) device_out->to(res);
   if (a.kernels) {  // after the timed runs, so that its fences do not touch their times
     bench::KernelTimer kt;
     space.fence();
@@ -332,6 +379,8 @@ int main(int argc, char** argv) {
       a.model = std::atoi(v) != 0;
     else if (s == "--reuse" && (v = next()))
       a.reuse = std::atoi(v) != 0;
+    else if (s == "--device-outputs" && (v = next()))
+      a.device_outputs = std::atoi(v) != 0;
     else if (s == "--solver" && (v = next()) &&
              (std::string(v) == "band" || std::string(v) == "dense"))
       a.solver = v;

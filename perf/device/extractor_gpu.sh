@@ -13,7 +13,8 @@
 #   bash perf/device/extractor_gpu.sh
 # KSPECTER_BENCH_ROUNDS: bench_extract rounds (default 2; 0 leaves it out); KSPECTER_BENCH_ARGS:
 # more arguments for them (say "--model 1 --budget 64": the Extractor's one batch, model made).
-# KSPECTER_LOOP_MODES="" leaves out the loops; KSPECTER_LOOP_TREES="after before" runs them with
+# KSPECTER_LOOP_MODES: the loops' modes, comma-separated (default "--gpu,--gpu --cupy"; ""
+# leaves out the loops); KSPECTER_LOOP_TREES="after before" runs them with
 # the earlier tree's module too (this tree's perf/extractor_loop.py).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
@@ -52,8 +53,9 @@ PYTHONPATH="$here/build-device-after/python" PYTHONDONTWRITEBYTECODE=1 timeout 2
   -q -p no:cacheprovider "$here/python/tests/test_extractor.py" "$here/python/tests/test_cupy.py" \
   > "$out/pytest.log" 2>&1
 tail -n 3 "$out/pytest.log"
+IFS=, read -ra modes <<< "${KSPECTER_LOOP_MODES-"--gpu,--gpu --cupy"}"
 for tree in ${KSPECTER_LOOP_TREES:-after}; do
-  for mode in ${KSPECTER_LOOP_MODES-"--gpu" "--gpu --cupy"}; do
+  for mode in "${modes[@]}"; do
     note "extractor_loop $mode, $tree"
     KSPECTER_CLI="$here/build-device-$tree/src/cli/kspecter" timeout 200 python3 \
       "$here/perf/extractor_loop.py" --psf "$psf" --nspec 500 --repeat 10 --cte-iterations 2 \

@@ -216,7 +216,7 @@ class Extractor:
         return out
 
     def _results_on_backend(self, results, image):
-        on_gpu = self.backend in ("cuda", "hip")
+        on_gpu = not self._ex.on_host
         if results is None:
             return on_gpu and not isinstance(image, np.ndarray) and hasattr(
                 image, "__cuda_array_interface__")
@@ -227,7 +227,7 @@ class Extractor:
 
     def _extract_into(self, image, ivar, timing):
         """The frame written by the extraction into arrays of the backend's memory."""
-        if self.backend in ("cuda", "hip"):
+        if not self._ex.on_host:
             import cupy as xp
         else:
             xp = np

@@ -212,6 +212,9 @@ void bind_extract(py::module_& m) {
            py::arg("outputs"),
            "(result dict less the arrays, stage times, reuse dict) of one frame written into "
            "`outputs`; use kspecter.Extractor.extract(results='device')")
+      .def_property_readonly(
+          "on_host",
+          [](extract::Extractor const& e) { return extract::backend_on_host(e.backend()); })
       .def_property_readonly("sizes",
                              [](extract::Extractor const& e) {
                                auto const z = e.sizes();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -312,6 +313,20 @@ std::string gpu_backend() {
     if (on_gpu(tag) && name.empty()) name = n;
   });
   return name;
+}
+
+std::string resolved_backend(std::string const& backend) {
+  if (backend != "auto") {
+    backend_space_name(backend);  // a ParameterError for one the build lacks
+    return backend;
+  }
+  std::string name;
+  detail::for_each_backend([&](char const* n, auto tag) {
+    if (name.empty() &&
+        std::is_same_v<typename decltype(tag)::space, Kokkos::DefaultExecutionSpace>)
+      name = n;
+  });
+  return name.empty() ? backend : name;
 }
 
 std::string backend_space_name(std::string const& backend) {

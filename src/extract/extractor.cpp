@@ -57,7 +57,7 @@ Extractor::Extractor(std::string backend, std::shared_ptr<psf::GaussHermitePsf c
                      ExtractOptions opt)
     : state_(std::make_unique<State>()) {
   if (!psf) throw ParameterError("Extractor: no PSF");
-  backend_space_name(backend);  // a ParameterError for a backend the build lacks
+  backend = resolved_backend(backend);  // a ParameterError for a backend the build lacks
   opt.validate(psf->nfiber);
   opt.validate_range(psf->wavemin(), psf->wavemax());
   if (!backend_on_host(backend)) one_batch_if_room(opt, *psf);

@@ -47,6 +47,10 @@ std::string backend_names();
 /// This build's backends, in the backend list's order, without "auto".
 std::vector<std::string> backend_list();
 
+/// The backend list's name of `backend`: "auto" becomes the backend of Kokkos' default
+/// execution space; throws ParameterError for a backend this build does not have.
+std::string resolved_backend(std::string const& backend);
+
 /// The execution space `backend` runs on (Kokkos' name, e.g. "OpenMP"); throws ParameterError
 /// for a backend this build does not have.
 std::string backend_space_name(std::string const& backend);

@@ -67,6 +67,7 @@ class Extractor {
   /// Frees the device memory it keeps; the next call allocates it again.
   void release();
 
+  /// The backend it runs on, by the backend list's name ("auto" resolved).
   std::string const& backend() const;
   ExtractOptions const& options() const;
   psf::GaussHermitePsf const& psf() const;

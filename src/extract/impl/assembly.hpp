@@ -61,9 +61,14 @@ struct AssembleICov {
   /// each thread's PairBuffer.
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int nslots, int spot_px) {
     std::size_t const pairs = T::Tune::host_loops
-                                  ? spot_px * sizeof(double)
+                                  ? aw_pixels(spot_px) * sizeof(double)
                                   : T::Tune::assembly_team * pair_buffer_bytes(spot_px);
     return pairs + 2 * sizeof(int) * std::size_t(nslots);
+  }
+
+  // Pixels of the weighted copy aw of spot a, which the pairs read: none for y alone.
+  KOKKOS_INLINE_FUNCTION static constexpr int aw_pixels(int spot_px) {
+    return kRhsOnly ? 0 : spot_px;
   }
 
   // Entry (fiber slot k1, bin w1; slot k2, bin w2) of patch p's iCov, on or below the diagonal:
@@ -138,7 +143,7 @@ struct AssembleICov {
     int lane = 0;  // this lane's index among the thread's V
   };
   KOKKOS_INLINE_FUNCTION static std::size_t pair_buffer_bytes(int spot_px) {
-    return (kPairs * kPartStride + spot_px) * sizeof(double) + kPairs * sizeof(double*);
+    return (kPairs * kPartStride + aw_pixels(spot_px)) * sizeof(double) + kPairs * sizeof(double*);
   }
 
   // Kokkos ends a vector loop with a sync of the thread's lanes (a GPU's), and has no other.
@@ -175,27 +180,29 @@ struct AssembleICov {
         t.team_scratch(scratch_level).get_shmem(scratch_bytes(nslots, sny * snx)));
     if constexpr (T::Tune::host_loops) {
       PairBuffer pb{nullptr, reinterpret_cast<double*>(shmem), nullptr};  // aw only
-      int* const xr = reinterpret_cast<int*>(shmem + sny * snx * sizeof(double));
+      int* const xr = reinterpret_cast<int*>(shmem + aw_pixels(sny * snx) * sizeof(double));
       int const p = t.league_rank();
       if constexpr (kBand && !kRhsOnly) {
         double* const bp = &band(p, 0, 0);
         long const len = long(band.extent(1)) * long(band.extent(2));
         for (long i = 0; i < len; ++i) bp[i] = 0.0;
       }
-      column_ranges(t, p, nslots - 1, xr);
+      if constexpr (!kRhsOnly) column_ranges(t, p, nslots - 1, xr);
       for (int k1 = 0; k1 < nslots; ++k1) slot(t, p, k1, xr, &pb, macs);
     } else {
       std::size_t const per_thread = pair_buffer_bytes(sny * snx);
       int* const xr = reinterpret_cast<int*>(shmem + t.team_size() * per_thread);
       double* const mine = reinterpret_cast<double*>(shmem + t.team_rank() * per_thread);
       PairBuffer pb{mine, mine + kPairs * kPartStride,
-                    reinterpret_cast<double**>(mine + kPairs * kPartStride + sny * snx)};
+                    reinterpret_cast<double**>(mine + kPairs * kPartStride + aw_pixels(sny * snx))};
       // The lanes run the pair loop together, each on its own share of the pixels (the
       // vector loops a pair cost more instructions than the pair's products).
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, V), [&](int l) { pb.lane = l; });
       int const p = t.league_rank() / nslots, k1 = t.league_rank() - p * nslots;
-      column_ranges(t, p, k1, xr);
-      t.team_barrier();
+      if constexpr (!kRhsOnly) {  // y alone meets no other spot
+        column_ranges(t, p, k1, xr);
+        t.team_barrier();
+      }
       slot(t, p, k1, xr, &pb, macs);
     }
   }
@@ -274,22 +281,24 @@ struct AssembleICov {
             int const c0 = imax(xa, 0), c1 = imin(xa + snx, npix_x);
             double sy = 0, sw = 0;
             if constexpr (T::Tune::host_loops) {
-              double* const aw = pb->aw;
-              for (int k = 0; k < sny * snx; ++k) aw[k] = 0.0;
+              double* const aw = pb->aw;  // y alone keeps no copy
+              if constexpr (!kRhsOnly)
+                for (int k = 0; k < sny * snx; ++k) aw[k] = 0.0;
               for (int r = r0; r < r1; ++r) {
                 double const* ar = a + (r - ya) * snx - xa;
-                double* awr = aw + (r - ya) * snx - xa;
+                double* awr = kRhsOnly ? nullptr : aw + (r - ya) * snx - xa;
                 for (int c = c0; c < c1; ++c) {
                   double const wv = w(r, c);
-                  awr[c] = ar[c] * wv;
-                  sw += awr[c];
-                  if (wv > 0) sy += awr[c] * image(r, c);
+                  double const v = ar[c] * wv;
+                  if constexpr (!kRhsOnly) awr[c] = v;
+                  sw += v;
+                  if (wv > 0) sy += v * image(r, c);
                 }
               }
               rhs(p, i) = sy;
               fw(p, i) = sw;
-            } else {         // aw over a's whole box for the pairs, and the lane's shares of y, fw
-              lane_sync(t);  // every lane done with the previous row's aw
+            } else {  // aw over a's whole box for the pairs, and the lane's shares of y, fw
+              if constexpr (!kRhsOnly) lane_sync(t);  // every lane done with the last row's aw
               each_pixel(pb->lane, ya, ya + sny, xa, xa + snx, [&](int r, int c) {
                 int const k = (r - ya) * snx + (c - xa);
                 double aw = 0;
@@ -299,9 +308,9 @@ struct AssembleICov {
                   sw += aw;
                   if (wv > 0) sy += aw * image(r, c);
                 }
-                pb->aw[k] = aw;
+                if constexpr (!kRhsOnly) pb->aw[k] = aw;
               });
-              lane_sync(t);  // this row's aw visible to every lane
+              if constexpr (!kRhsOnly) lane_sync(t);  // this row's aw visible to every lane
               push(t, *pb, sw, &fw(p, i));
               push(t, *pb, sy, &rhs(p, i));
             }

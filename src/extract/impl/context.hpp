@@ -25,4 +25,14 @@ struct FrameContext {
   ExtractHooks const& hooks;      // progress and debug patches
 };
 
+/// Whether this frame may keep its solve for the next or use the last one's (reuse.hpp): the
+/// caller vouches for the PSF and options, the frame is one batch (its buffers hold every
+/// patch), and no debug patch is asked. Only the band path keeps its factor: the dense path's
+/// covariance blocks overwrite L with its inverse (solve/batched.hpp).
+template <class ExecSpace>
+bool reuse_allowed(FrameContext<ExecSpace> const& fc) {
+  return fc.hooks.reuse_factor && fc.plan.batches.size() == 1 &&
+         fc.hooks.debug_patch == ExtractHooks::no_patch;
+}
+
 }  // namespace kspecter::extract::detail

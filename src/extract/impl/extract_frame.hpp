@@ -67,11 +67,11 @@ BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, int P, Solv
 // What follows a batch's solve: its spectra finished on the device and its quality stage;
 // the spectra of the bundles finished so far are copied during the next batch, the last
 // batch's solution during its quality stage, unless the frame model (frame_model.hpp) still
-// needs it in the solver's units.
+// needs it in the solver's units. `repeat`: the batch is a repeat of the kept solve.
 template <class ExecSpace>
 void finish_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
                   BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws,
-                  ResultArrays<ExecSpace>& arrays, Finished& finished) {
+                  ResultArrays<ExecSpace>& arrays, Finished& finished, bool repeat) {
   int const done =
       (batch.completes_bundles ? batch.fiber_end : batch.fiber_begin) - fc.plan.specmin;
   bool const solution_first = !fc.opt.model;
@@ -80,7 +80,7 @@ void finish_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
     if (&batch == &fc.plan.batches.back())
       arrays.copy_spectra(fc.space, finished.solution, ResultArrays<ExecSpace>::kSolution);
   }
-  assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()));
+  assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()), repeat);
   if (!solution_first) finish_solution(fc, ws, &finished, done);
   if (fc.hooks.on_batch_done) {
     fc.space.fence();
@@ -125,7 +125,7 @@ std::optional<BandSolve> run_batches(FrameContext<ExecSpace> const& fc,
     BatchViews<ExecSpace> const b = band ? solve_batch(fc, P, *band, ws, capture, res)
                                          : solve_batch(fc, P, DenseSolve{}, ws, capture, res);
     capture.move_to(res.debug);
-    finish_batch(fc, batch, b, ws, arrays, finished);
+    finish_batch(fc, batch, b, ws, arrays, finished, false);
   }
   finish_frame(fc, ws, arrays, finished, res);
   return band;
@@ -139,7 +139,7 @@ bool run_again(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
   std::optional<BatchViews<ExecSpace>> const b = solve_again(fc, ws, res);
   if (!b) return false;
   Finished finished;
-  finish_batch(fc, fc.plan.batches.front(), *b, ws, arrays, finished);
+  finish_batch(fc, fc.plan.batches.front(), *b, ws, arrays, finished, true);
   finish_frame(fc, ws, arrays, finished, res);
   return true;
 }

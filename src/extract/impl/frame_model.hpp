@@ -11,7 +11,9 @@
 #include "workspace.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kspecter::extract::detail {
 
@@ -50,13 +52,63 @@ struct FrameModel {
   }
 };
 
-/// Adds the spots x solution of the batch's requested fibers to the model image. A bundle cut
-/// into slices waits for its last slice, when every patch of its fibers has its solution.
+/// The model ranges of the batch's requested fibers [fa, fa + nf): per fiber and CCD row the
+/// bins whose spot covers the row, the columns each fiber's spots span, and per column of
+/// their box the first and last fiber that reaches it. Metered in `ws`.
 template <class ExecSpace>
-void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                        BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws) {
+ModelRanges<typename ExecSpace::memory_space> model_ranges(FrameContext<ExecSpace> const& fc,
+                                                           Batch const& batch,
+                                                           BatchViews<ExecSpace> const& b,
+                                                           Workspace<ExecSpace>& ws, int fa,
+                                                           int nf) {
   using T = Types<ExecSpace>;
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
+  FrameShape const& s = fc.shape;
+  ModelRanges<typename ExecSpace::memory_space> r;
+  r.rows =
+      allocate<typename T::Ranges>(fc.space, "kspecter::extract::frame_row_ranges", nf, s.npy, 2);
+  r.spans = allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_x_ranges", nf, 2);
+  Kokkos::parallel_for(
+      "kspecter::extract::frame_row_ranges", RangeI(fc.space, 0, nf),
+      RowRanges<ExecSpace, FrameFibers>{
+          b.xc, b.yc, FrameFibers{fa - batch.fiber_begin, fc.plan.wavepad, s.nwave, s.npy}, r.rows,
+          r.spans, s.sny, s.snx});
+  auto const spans = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.spans);
+  r.bx0 = s.npx, r.bx1 = 0;
+  for (int k = 0; k < nf; ++k) {
+    r.bx0 = std::min(r.bx0, std::max(spans(k, 0), 0));
+    r.bx1 = std::max(r.bx1, std::min(spans(k, 1), s.npx));
+  }
+  if (r.bx1 > r.bx0) {
+    int const nc = r.bx1 - r.bx0;
+    r.columns =
+        allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_model_columns", nc, 2);
+    // A vector's memory: a host mirror View would be filled by the host's threads first, at
+    // a cost of milliseconds (perf/gpu_runs.md, session 30).
+    std::vector<int> host(std::size_t(nc) * 2);
+    for (int c = 0; c < nc; ++c) host[2 * c] = nf, host[2 * c + 1] = -1;
+    for (int k = 0; k < nf; ++k)
+      for (int x = std::max(spans(k, 0), r.bx0); x < std::min(spans(k, 1), r.bx1); ++x) {
+        int* const col = &host[2 * std::size_t(x - r.bx0)];
+        col[0] = std::min(col[0], k);
+        col[1] = std::max(col[1], k);
+      }
+    Kokkos::deep_copy(fc.space, r.columns,
+                      Kokkos::View<int const**, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), nc, 2));
+    fc.space.fence();  // before `host` goes
+  }
+  ws.meter.hold(r.bytes());
+  return r;
+}
+
+/// Adds the spots x solution of the batch's requested fibers to the model image. A bundle cut
+/// into slices waits for its last slice, when every patch of its fibers has its solution. A
+/// frame that allows reuse keeps the ranges in `ws`, and a repeat of its solve (`repeat`)
+/// takes them from there.
+template <class ExecSpace>
+void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                        BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, bool repeat) {
   using RangeL = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>;
   FrameShape const& s = fc.shape;
   PatchPlan const& plan = fc.plan;
@@ -65,49 +117,35 @@ void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
   int const fb = std::min(batch.fiber_end, plan.specmin + s.nspec);
   int const nf = fb - fa;
   if (nf <= 0) return;
-  auto frr =
-      allocate<typename T::Ranges>(fc.space, "kspecter::extract::frame_row_ranges", nf, s.npy, 2);
-  auto fxr = allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_x_ranges", nf, 2);
-  ws.meter.hold(bytes_of(frr) + bytes_of(fxr));
-  int const fiber0 = fa - batch.fiber_begin;
-  Kokkos::parallel_for(
-      "kspecter::extract::frame_row_ranges", RangeI(fc.space, 0, nf),
-      RowRanges<ExecSpace, FrameFibers>{
-          b.xc, b.yc, FrameFibers{fiber0, plan.wavepad, s.nwave, s.npy}, frr, fxr, s.sny, s.snx});
-  auto fxr_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fxr);
-  int bx0 = s.npx, bx1 = 0;
-  for (int k = 0; k < nf; ++k) {
-    bx0 = std::min(bx0, std::max(fxr_h(k, 0), 0));
-    bx1 = std::max(bx1, std::min(fxr_h(k, 1), s.npx));
+  bool const keep = reuse_allowed(fc);
+  std::optional<ModelRanges<typename ExecSpace::memory_space>> own;
+  if (!(repeat && keep && ws.model_ranges)) {
+    if (keep) {
+      if (ws.model_ranges) ws.meter.release(ws.model_ranges->bytes());
+      ws.model_ranges = model_ranges(fc, batch, b, ws, fa, nf);
+    } else {
+      own = model_ranges(fc, batch, b, ws, fa, nf);
+    }
   }
-  typename T::XRanges columns;
-  if (bx1 > bx0) {
-    columns = allocate<typename T::XRanges>(fc.space, "kspecter::extract::frame_model_columns",
-                                            bx1 - bx0, 2);
-    auto columns_h = Kokkos::create_mirror_view(columns);
-    for (int c = 0; c < bx1 - bx0; ++c) columns_h(c, 0) = nf, columns_h(c, 1) = -1;
-    for (int k = 0; k < nf; ++k)
-      for (int x = std::max(fxr_h(k, 0), bx0); x < std::min(fxr_h(k, 1), bx1); ++x) {
-        columns_h(x - bx0, 0) = std::min(columns_h(x - bx0, 0), k);
-        columns_h(x - bx0, 1) = std::max(columns_h(x - bx0, 1), k);
-      }
-    Kokkos::deep_copy(fc.space, columns, columns_h);
-    ws.meter.hold(bytes_of(columns));
-    long const nbox = long(s.npy) * (bx1 - bx0);
+  auto const& r = own ? *own : *ws.model_ranges;
+  if (r.bx1 > r.bx0) {
+    long const nbox = long(s.npy) * (r.bx1 - r.bx0);
     Kokkos::parallel_for("kspecter::extract::frame_model", RangeL(fc.space, 0, nbox),
-                         FrameModel<ExecSpace>{{b.spots, b.xc, b.yc, frr, fxr, s.sny, s.snx},
+                         FrameModel<ExecSpace>{{b.spots, b.xc, b.yc, r.rows, r.spans, s.sny, s.snx},
                                                ws.deconv,
                                                ws.ivar,
                                                ws.model,
-                                               columns,
-                                               fiber0,
+                                               r.columns,
+                                               fa - batch.fiber_begin,
                                                fa - plan.specmin,
                                                plan.wavepad,
-                                               bx0,
-                                               bx1 - bx0});
+                                               r.bx0,
+                                               r.bx1 - r.bx0});
   }
-  fc.space.fence();  // before columns_h goes: its copy may still be in flight
-  ws.meter.release(bytes_of(frr) + bytes_of(fxr) + bytes_of(columns));
+  if (own) {
+    fc.space.fence();  // before its Views go
+    ws.meter.release(own->bytes());
+  }
 }
 
 }  // namespace kspecter::extract::detail

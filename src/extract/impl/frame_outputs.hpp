@@ -55,9 +55,10 @@ void copy_out(ExecSpace const& space, T const* src, T* dst, std::size_t n) {
 /// The model image into `dst` within float32: NaN becomes 0 and overflow +-FLT_MAX
 /// (clamp_model_to_float32's rule).
 template <class ExecSpace>
-void model_out(ExecSpace const& space, Kokkos::View<double**, Kokkos::LayoutRight,
-                                                    typename ExecSpace::memory_space> const& model,
-               double* dst) {
+void model_out(
+    ExecSpace const& space,
+    Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& model,
+    double* dst) {
   using mem = typename ExecSpace::memory_space;
   Kokkos::View<const double*, mem> const src(model.data(), model.span());
   Kokkos::View<double*, mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> const out(dst, model.span());

@@ -262,20 +262,24 @@ struct Chi2PixMask {
 
 /// The pixel products summed (ExtractStats::quality_macs) go to the device, to
 /// ws.quality_counts(2 slot) and (2 slot + 1): a reduction to the host would wait for the
-/// copies of spectra under way (stitch.hpp).
+/// copies of spectra under way (stitch.hpp). A repeat of the kept solve (`repeat`, reuse.hpp)
+/// takes the row ranges that the frame before kept (Workspace::ranges_kept).
 template <class ExecSpace>
 void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                    BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, int slot) {
+                    BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, int slot,
+                    bool repeat) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::quality", fc.times);
   FrameShape const& s = fc.shape;
   using Slots = PatchSlots<ExecSpace>;
-  Kokkos::parallel_for(
-      "kspecter::extract::row_ranges", RangeI(fc.space, 0, b.P * s.nslots),
-      RowRanges<ExecSpace, Slots>{b.xc, b.yc, Slots{b.ptab, s.nslots, s.m, b.nrow_max}, ws.rr_all,
-                                  ws.xr_all, s.sny, s.snx});
+  if (!(repeat && ws.ranges_kept))
+    Kokkos::parallel_for(
+        "kspecter::extract::row_ranges", RangeI(fc.space, 0, b.P * s.nslots),
+        RowRanges<ExecSpace, Slots>{b.xc, b.yc, Slots{b.ptab, s.nslots, s.m, b.nrow_max}, ws.rr_all,
+                                    ws.xr_all, s.sny, s.snx});
+  ws.ranges_kept = reuse_allowed(fc);
   auto const qm = Kokkos::subview(ws.quality_counts, 2 * slot);
   auto const qm2 = Kokkos::subview(ws.quality_counts, 2 * slot + 1);
   Kokkos::parallel_reduce(
@@ -299,7 +303,7 @@ void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
                                                  ws.chi2, ws.pixmask, s.ncs, s.m, fc.plan.wavepad,
                                                  s.sny, s.snx, s.npy, s.npx, s.nspec, b.nrow_max},
                           qm2);
-  if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws);
+  if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws, repeat);
 }
 
 }  // namespace kspecter::extract::detail

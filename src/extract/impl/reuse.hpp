@@ -23,16 +23,6 @@
 
 namespace kspecter::extract::detail {
 
-/// Whether this frame may keep its solve for the next or use the last one's: the caller
-/// vouches for the PSF and options, the frame is one batch (its buffers hold every patch), and
-/// no debug patch is asked. Only the band path keeps its factor: the dense path's covariance
-/// blocks overwrite L with its inverse (solve/batched.hpp).
-template <class ExecSpace>
-bool reuse_allowed(FrameContext<ExecSpace> const& fc) {
-  return fc.hooks.reuse_factor && fc.plan.batches.size() == 1 &&
-         fc.hooks.debug_patch == ExtractHooks::no_patch;
-}
-
 /// After a full solve: what the next frame needs to use it again (none when not allowed).
 template <class ExecSpace>
 void keep_solve(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
@@ -43,6 +33,7 @@ void keep_solve(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
   ws.kept_solve.reset();  // its strip goes before the new one comes
   if (!reuse_allowed(fc) || !band) {
     ws.meter.release(rework.bytes);
+    ws.forget_ranges();  // another frame's spots may follow
     return;
   }
   int const P = fc.plan.batches.front().patch_end - fc.plan.batches.front().patch_begin;

@@ -94,6 +94,19 @@ struct KeptSolve {
   ReworkBuffers<Mem> rework;
 };
 
+/// The model image's per-fiber row ranges and per-column fiber ranges (frame_model.hpp) of a
+/// batch's requested fibers [fa, fa + nf), over the box of columns [bx0, bx1).
+template <class Mem>
+struct ModelRanges {
+  Kokkos::View<int***, Kokkos::LayoutRight, Mem> rows;    // [nf][npy][2]
+  Kokkos::View<int**, Kokkos::LayoutRight, Mem> spans;    // [nf][2]
+  Kokkos::View<int**, Kokkos::LayoutRight, Mem> columns;  // [bx1 - bx0][2]
+  int bx0 = 0, bx1 = 0;
+  std::size_t bytes() const {
+    return rows.span() * sizeof(int) + spans.span() * sizeof(int) + columns.span() * sizeof(int);
+  }
+};
+
 /// Bits of Workspace::failed: the bin's patch failed (decorrelate), or the bin's numbers did
 /// not fit float32 (finish_spectra). The mask's BAD2DFIT takes either.
 constexpr int kFailedPatch = 1, kFailedFloat32 = 2;
@@ -151,6 +164,18 @@ class Workspace {
   // Set by a one-batch frame that allows reuse (ExtractHooks::reuse_factor), dropped by any
   // other frame, so that it always describes the buffers' last frame.
   std::optional<KeptSolve<mem>> kept_solve;
+  // The quality stage's row ranges (rr_all, xr_all) and the model image's, as a one-batch
+  // frame that allows reuse made them: they follow from the spots and the plan alone, so a
+  // repeat of the kept solve (reuse.hpp) takes them as they are (quality.hpp,
+  // frame_model.hpp). Forgotten by any other frame, and when the window buffers move.
+  bool ranges_kept = false;
+  std::optional<ModelRanges<mem>> model_ranges;
+
+  void forget_ranges() {
+    ranges_kept = false;
+    if (model_ranges) meter.release(model_ranges->bytes());
+    model_ranges.reset();
+  }
 
   /// `res`: the frame's result, whose vectors a host backend's frame arrays are (see output).
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
@@ -227,6 +252,7 @@ class Workspace {
     std::size_t const pcol = std::max(pix_all.extent(1), with_headroom(npix));
     std::size_t const rrow = std::max(rr_all.extent(1), std::size_t(with_headroom(nrow)));
     meter.release(window_bytes_);
+    ranges_kept = false;  // rr_all goes
     weights = Array2(), pix_all = typename T::Vec(), rr_all = typename T::Ranges();
     windows_ = Arena<mem>::off();  // the old memory goes before the new comes
     windows_ = Arena<mem>::make(
