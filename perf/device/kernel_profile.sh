@@ -7,6 +7,9 @@
 #
 # Device call (carry [".gpu-python", ".gpu-specter"], timeout_s 600):
 #   KSPECTER_NCU_KERNELS=assemble_icov bash perf/device/kernel_profile.sh
+# KSPECTER_NCU_ARGS replaces bench_extract's arguments (say, the warm extractor's repeat:
+# "--budget 64 --reuse 1 --model 1 --device-outputs 1 --warmup 1 --repeat 1 --solver band").
+# KSPECTER_NCU_COUNT: kernels profiled (default 4).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 kernels="${KSPECTER_NCU_KERNELS:-assemble_icov}"
 note "build (-lineinfo)"
@@ -17,7 +20,7 @@ if [ -n "$NCU" ]; then
   note "ncu ($kernels)"
   timeout 240 "$NCU" --clock-control none --set full --import-source yes --kernel-name-base mangled \
     -k "regex:$kernels" -c "${KSPECTER_NCU_COUNT:-4}" -f -o /tmp/ncu_k "$b/bench_extract" --psf "$psf" \
-    --nbundles 5 --warmup 0 --repeat 1 --solver band > "$out/ncu.log" 2>&1
+    ${KSPECTER_NCU_ARGS:---nbundles 5 --warmup 0 --repeat 1 --solver band} > "$out/ncu.log" 2>&1
   "$NCU" -i /tmp/ncu_k.ncu-rep --page raw --csv > /tmp/ncu_k_raw.csv 2>/dev/null &&
     python3 "$here/perf/ncu_table.py" /tmp/ncu_k_raw.csv 2>&1 | tail -n 8
   "$NCU" -i /tmp/ncu_k.ncu-rep --page details --section WarpStateStats --section Occupancy \

@@ -39,6 +39,7 @@ KOKKOS_INLINE_FUNCTION double pow(double x, double y) { return kmath::pow(x, y);
 KOKKOS_INLINE_FUNCTION bool isfinite(double x) { return kmath::isfinite(x); }
 // Kokkos::quiet_NaN arrived in 4.0; the builtin is what GCC, Clang, nvcc and hipcc share.
 KOKKOS_INLINE_FUNCTION double quiet_nan() { return __builtin_nan(""); }
+KOKKOS_INLINE_FUNCTION double infinity() { return __builtin_inf(); }
 KOKKOS_INLINE_FUNCTION double cos(double x) { return kmath::cos(x); }
 KOKKOS_INLINE_FUNCTION double sin(double x) { return kmath::sin(x); }
 KOKKOS_INLINE_FUNCTION double lgamma(double x) { return kmath::lgamma(x); }

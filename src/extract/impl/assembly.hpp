@@ -107,6 +107,45 @@ struct AssembleICov {
     }
   }
 
+  // y alone (kRhsOnly) on a GPU: lane l's shares of fluxweight and y over its pixels l, l + V,
+  // ... of spot a's box (corner xa, ya) inside rows [r0, r1) and columns [c0, c1), summed in
+  // each_pixel's order, as the full assembly sums them. The loads of kUnroll pixels are issued
+  // before their sums: a lane waits on its loads, not on its sums (perf/gpu_runs.md, session
+  // 30).
+  static constexpr int kUnroll = 4;
+  KOKKOS_INLINE_FUNCTION void lane_rhs(int l, double const* a, int xa, int ya, int r0, int r1,
+                                       int c0, int c1, double& sw, double& sy) const {
+    int const npx = sny * snx;
+    float const rc = 1.0f / float(snx);
+    int dr, dc, r, c;
+    small_divmod(V, snx, rc, dr, dc);
+    small_divmod(l, snx, rc, r, c);
+    r += ya;
+    c += xa;
+    for (int k = l; k < npx; k += kUnroll * V) {
+      double av[kUnroll], wv[kUnroll], pv[kUnroll];
+      bool in[kUnroll];
+      for (int u = 0; u < kUnroll; ++u) {
+        in[u] = k + u * V < npx && r >= r0 && r < r1 && c >= c0 && c < c1;
+        av[u] = in[u] ? a[k + u * V] : 0.0;
+        wv[u] = in[u] ? w(r, c) : 0.0;
+        pv[u] = in[u] ? image(r, c) : 0.0;
+        r += dr;
+        c += dc;
+        if (c >= xa + snx) {
+          c -= snx;
+          ++r;
+        }
+      }
+      for (int u = 0; u < kUnroll; ++u)
+        if (in[u]) {
+          double const aw = av[u] * wv[u];
+          sw += aw;
+          if (wv[u] > 0) sy += aw * pv[u];
+        }
+    }
+  }
+
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
   // [c0, c1) (already clipped to both spots, the window and the CCD), from aw = spot a times
   // the weights (a's box): four running sums in a fixed order, which the host keeps in vector
@@ -297,8 +336,12 @@ struct AssembleICov {
               }
               rhs(p, i) = sy;
               fw(p, i) = sw;
-            } else {  // aw over a's whole box for the pairs, and the lane's shares of y, fw
-              if constexpr (!kRhsOnly) lane_sync(t);  // every lane done with the last row's aw
+            } else if constexpr (kRhsOnly) {
+              lane_rhs(pb->lane, a, xa, ya, r0, r1, c0, c1, sw, sy);
+              push(t, *pb, sw, &fw(p, i));
+              push(t, *pb, sy, &rhs(p, i));
+            } else {         // aw over a's whole box for the pairs, and the lane's shares of y, fw
+              lane_sync(t);  // every lane done with the last row's aw
               each_pixel(pb->lane, ya, ya + sny, xa, xa + snx, [&](int r, int c) {
                 int const k = (r - ya) * snx + (c - xa);
                 double aw = 0;
@@ -308,9 +351,9 @@ struct AssembleICov {
                   sw += aw;
                   if (wv > 0) sy += aw * image(r, c);
                 }
-                if constexpr (!kRhsOnly) pb->aw[k] = aw;
+                pb->aw[k] = aw;
               });
-              if constexpr (!kRhsOnly) lane_sync(t);  // this row's aw visible to every lane
+              lane_sync(t);  // this row's aw visible to every lane
               push(t, *pb, sw, &fw(p, i));
               push(t, *pb, sy, &rhs(p, i));
             }

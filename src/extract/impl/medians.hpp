@@ -1,6 +1,6 @@
 // numpy.median of many lists at once on the backend (BAD2DFIT's relative rule,
 // frame_outputs.hpp): a selection per list on a host backend; on a GPU a team per list that
-// ranks every value against the others in its scratch memory.
+// sorts it in its scratch memory.
 #pragma once
 
 #include "../median.hpp"
@@ -25,16 +25,15 @@ struct StridedLists {
   }
 };
 
-enum class MedianMethod { selection, ranks };
+enum class MedianMethod { selection, sort };
 
-/// A team per list: the list into scratch memory, then each value's place in a stable sort
-/// (the values below it, and those equal to it before it), so that exactly one value holds
-/// each place; the middle places give the median, as numpy.median takes them (the mean of the
-/// two middle values of an even count, NaN when any value is NaN). O(n^2) comparisons per
-/// list, from scratch memory, read by the whole warp at once: no sort, no atomics, the same
-/// bits on every run.
+/// A team per list: the list into scratch memory, padded with +inf to a power of two, sorted
+/// there by a bitonic network (every step a pass of the team's threads over the pairs, then a
+/// barrier), and its middle values taken as numpy.median takes them (the mean of the two
+/// middle values of an even count; NaN when any value is NaN). The values are the same as a
+/// selection's, whatever order equal values end in; no atomics, the same bits on every run.
 template <class ExecSpace>
-struct RankMedians {
+struct SortMedians {
   using mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
@@ -42,14 +41,21 @@ struct RankMedians {
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   StridedLists<mem> lists;
   Kokkos::View<double*, mem> out;
+  int width;  // the power of two >= n that the network sorts
   int level;  // scratch level: 0 (on-chip) when the list fits it
 
-  static std::size_t scratch_bytes(int n) { return Scratch::shmem_size(n + 2); }
+  static int width_for(int n) {
+    int w = 1;
+    while (w < n) w *= 2;
+    return w;
+  }
+  static std::size_t scratch_bytes(int width) { return Scratch::shmem_size(width); }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
     int const l = t.league_rank(), n = lists.n;
-    Scratch v(t.team_scratch(level), n + 2);  // the list, then the two middle values
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](int i) { v(i) = lists(l, i); });
+    Scratch v(t.team_scratch(level), width);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, width),
+                         [&](int i) { v(i) = i < n ? lists(l, i) : compat::infinity(); });
     t.team_barrier();
     int nan = 0;
     Kokkos::parallel_reduce(
@@ -58,25 +64,27 @@ struct RankMedians {
       Kokkos::single(Kokkos::PerTeam(t), [&]() { out(l) = compat::quiet_nan(); });
       return;
     }
-    int const hi = n / 2, lo = n % 2 ? hi : hi - 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](int i) {
-      double const x = v(i);
-      int place = 0;
-      for (int j = 0; j < n; ++j) {
-        double const y = v(j);
-        place += (y < x || (y == x && j < i)) ? 1 : 0;
+    for (int k = 2; k <= width; k *= 2)
+      for (int j = k / 2; j > 0; j /= 2) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, width), [&](int i) {
+          int const q = i ^ j;
+          if (q > i) {
+            double const x = v(i), y = v(q);
+            if ((i & k) == 0 ? x > y : x < y) {
+              v(i) = y;
+              v(q) = x;
+            }
+          }
+        });
+        t.team_barrier();
       }
-      if (place == lo) v(n) = x;
-      if (place == hi) v(n + 1) = x;
-    });
-    t.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(t),
-                   [&]() { out(l) = n % 2 ? v(n + 1) : (v(n) + v(n + 1)) / 2; });
+    int const hi = n / 2;
+    Kokkos::single(Kokkos::PerTeam(t), [&]() { out(l) = n % 2 ? v(hi) : (v(hi - 1) + v(hi)) / 2; });
   }
 };
 
-/// out(l) = numpy.median of list l (n >= 1). `method`: ranks (the GPU's) or selection
-/// (numpy_median on a host thread per list, a host backend's); both give the same bits.
+/// out(l) = numpy.median of list l (n >= 1). `method`: sort (the GPU's) or selection
+/// (numpy_median on a host thread per list, a host backend's); both give the same values.
 template <class ExecSpace>
 void medians(ExecSpace const& space, StridedLists<typename ExecSpace::memory_space> const& lists,
              Kokkos::View<double*, typename ExecSpace::memory_space> const& out,
@@ -96,19 +104,20 @@ void medians(ExecSpace const& space, StridedLists<typename ExecSpace::memory_spa
       return;
     }
   }
-  using R = RankMedians<ExecSpace>;
-  std::size_t const bytes = R::scratch_bytes(lists.n);
-  int const level = bytes <= 32 * 1024 ? 0 : 1;
-  auto policy = typename R::Policy(space, lists.nlist, Kokkos::AUTO);
+  using S = SortMedians<ExecSpace>;
+  int const width = S::width_for(lists.n);
+  std::size_t const bytes = S::scratch_bytes(width);
+  int const level = bytes <= std::size_t(S::Policy::scratch_size_max(0)) ? 0 : 1;
+  auto policy = typename S::Policy(space, lists.nlist, Kokkos::AUTO);
   Kokkos::parallel_for("kspecter::extract::medians",
                        policy.set_scratch_size(level, Kokkos::PerTeam(bytes)),
-                       R{lists, out, level});
+                       S{lists, out, width, level});
 }
 
 /// The method a backend takes: selection on the host, ranks on a GPU.
 template <class ExecSpace>
 constexpr MedianMethod median_method() {
-  return Tuning<ExecSpace>::host_loops ? MedianMethod::selection : MedianMethod::ranks;
+  return Tuning<ExecSpace>::host_loops ? MedianMethod::selection : MedianMethod::sort;
 }
 
 }  // namespace kspecter::extract::detail
