@@ -27,6 +27,7 @@ struct ModelChi2 {
   typename T::Vec pix;  // [P][npix_max]
   int nslots, m, npix_y, npix_x, nrow_max;
   double psferr;
+  int wavepad;  // bins of padding before a patch's core bins
 
   // Coefficients of patch p: its solution, every bin counts.
   struct Solution {
@@ -99,6 +100,26 @@ struct ModelChi2 {
     return cnt;
   }
 
+  // The least or greatest corner column (x) or row of patch p's core spots, for the team.
+  KOKKOS_INLINE_FUNCTION int core_corner(Member const& t, int p, bool x, bool greatest) const {
+    int const f0 = ptab(p).fib0 + ptab(p).core, b0 = ptab(p).wave0 + wavepad;
+    int const nkeep = ptab(p).nkeep, n = ptab(p).ncore * nkeep;
+    auto const corner = [&](int i) {
+      int const f = f0 + i / nkeep, b = b0 + i % nkeep;
+      return x ? gather.xc(f, b) : gather.yc(f, b);
+    };
+    int v = 0;
+    if (greatest)
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(t, n), [&](int i, int& a) { a = imax(a, corner(i)); },
+          Kokkos::Max<int>(v));
+    else
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(t, n), [&](int i, int& a) { a = imin(a, corner(i)); },
+          Kokkos::Min<int>(v));
+    return v;
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
     int const p = t.league_rank();
     if constexpr (T::Tune::host_loops) {
@@ -108,14 +129,23 @@ struct ModelChi2 {
     int const x0 = ptab(p).x0, y0 = ptab(p).y0, nfib = ptab(p).nfib;
     int const ncol = ptab(p).pixstride, nrow = imin(ptab(p).y1 - y0, nrow_max);
     int const fib0 = ptab(p).fib0, w0 = ptab(p).wave0;
+    // Only the window's pixels under the core bins' spots: chi2pix and pixmask_fraction read
+    // no other (Chi2PixMask), and the padding's rows and the neighbour fibers' columns are
+    // some 40 % of a window (perf/gpu_runs.md, session 30).
+    if (ptab(p).ncore * ptab(p).nkeep == 0) return;
+    int const xlo = core_corner(t, p, true, false), xhi = core_corner(t, p, true, true);
+    int const ylo = core_corner(t, p, false, false), yhi = core_corner(t, p, false, true);
+    // Rows [r0, r1) and columns [c0, c1) of the window: the core spots' box.
+    int const r0 = imax(ylo - y0, 0), r1 = imin(yhi - y0 + gather.sny, nrow);
+    int const c0 = imax(xlo - x0, 0), c1 = imin(xhi - x0 + gather.snx, ncol);
     long long team_macs = 0;
     Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(t, nrow),
+        Kokkos::TeamThreadRange(t, r0, imax(r1, r0)),
         [&](int r, long long& cnt) {
           int const y = y0 + r;
           long long row_macs = 0;
           Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(t, ncol),
+              Kokkos::ThreadVectorRange(t, c0, imax(c1, c0)),
               [&](int c, long long& rc) {
                 int const x = x0 + c;
                 double out = -1.0;
@@ -295,7 +325,8 @@ void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
                            s.npy,
                            s.npx,
                            b.nrow_max,
-                           fc.psferr},
+                           fc.psferr,
+                           fc.plan.wavepad},
       qm);
   Kokkos::parallel_reduce("kspecter::extract::chi2pix",
                           Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
