@@ -52,6 +52,72 @@ struct FrameModel {
   }
 };
 
+/// A host backend's frame model: the terms scattered spot by spot, each thread owning a band
+/// of CCD rows. A pixel receives its terms in the gather's order (fiber, then bin, from the
+/// value the batches before left), so the sums are FrameModel's; a host thread spent more on
+/// the gather's search for the spots that reach a pixel than on its products.
+template <class ExecSpace>
+struct FrameModelBands {
+  using T = Types<ExecSpace>;
+  typename T::Spots spots;
+  typename T::Corners xc, yc;
+  Kokkos::View<const double**, Kokkos::LayoutRight, typename T::mem> deconv, ivar;
+  Kokkos::View<double**, Kokkos::LayoutRight, typename T::mem> model;
+  int const* reach;  // [nband][nf][2]: the first and last bin of fiber k whose spot reaches
+                     //   the band (first > last: none)
+  int fiber0, spec0, wavepad, nf, sny, snx, npy, npx, band_rows;
+
+  void operator()(int band) const {
+    int const ya = band * band_rows, yb = imin(ya + band_rows, npy);
+    for (int k = 0; k < nf; ++k) {
+      int const f = fiber0 + k, b1 = reach[(std::size_t(band) * nf + k) * 2 + 1];
+      for (int b = reach[(std::size_t(band) * nf + k) * 2]; b <= b1; ++b) {
+        if (!(ivar(spec0 + k, b) > 0)) continue;
+        int const xs = xc(f, wavepad + b), ys = yc(f, wavepad + b);
+        int const r0 = imax(ys, ya), r1 = imin(ys + sny, yb);
+        int const c0 = imax(xs, 0), c1 = imin(xs + snx, npx);
+        if (r1 <= r0 || c1 <= c0) continue;
+        double const c = deconv(spec0 + k, b);
+        for (int r = r0; r < r1; ++r) {
+          double const* sr = &spots(f, wavepad + b, r - ys, 0);
+          double* mr = &model(r, 0);
+          for (int x = c0; x < c1; ++x) mr[x] += sr[x - xs] * c;
+        }
+      }
+    }
+  }
+};
+
+/// FrameModelBands over the requested fibers [fa, fa + nf) of the batch.
+template <class ExecSpace>
+void frame_model_by_bands(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                          BatchViews<ExecSpace> const& b, Workspace<ExecSpace> const& ws, int fa,
+                          int nf) {
+  FrameShape const& s = fc.shape;
+  int const band_rows = 32, nband = (s.npy + band_rows - 1) / band_rows;
+  int const fiber0 = fa - batch.fiber_begin, wavepad = fc.plan.wavepad;
+  std::vector<int> reach(std::size_t(nband) * std::size_t(nf) * 2);
+  for (std::size_t i = 0; i < reach.size(); i += 2) reach[i] = s.nwave, reach[i + 1] = -1;
+  for (int k = 0; k < nf; ++k)
+    for (int w = 0; w < s.nwave; ++w) {
+      int const ys = b.yc(fiber0 + k, wavepad + w);
+      int const r0 = std::max(ys, 0), r1 = std::min(ys + s.sny, s.npy);  // its rows
+      for (int band = r0 / band_rows; r1 > r0 && band <= (r1 - 1) / band_rows; ++band) {
+        int* const at = &reach[(std::size_t(band) * nf + k) * 2];
+        at[0] = std::min(at[0], w);
+        at[1] = std::max(at[1], w);
+      }
+    }
+  Kokkos::parallel_for(
+      "kspecter::extract::frame_model",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<int>>(
+          fc.space, 0, nband),
+      FrameModelBands<ExecSpace>{b.spots, b.xc, b.yc, ws.deconv, ws.ivar, ws.model, reach.data(),
+                                 fiber0, fa - fc.plan.specmin, wavepad, nf, s.sny, s.snx, s.npy,
+                                 s.npx, band_rows});
+  fc.space.fence();  // before `reach` goes
+}
+
 /// The model ranges of the batch's requested fibers [fa, fa + nf): per fiber and CCD row the
 /// bins whose spot covers the row, the columns each fiber's spots span, and per column of
 /// their box the first and last fiber that reaches it. Metered in `ws`.
@@ -117,6 +183,10 @@ void add_to_frame_model(FrameContext<ExecSpace> const& fc, Batch const& batch,
   int const fb = std::min(batch.fiber_end, plan.specmin + s.nspec);
   int const nf = fb - fa;
   if (nf <= 0) return;
+  if constexpr (Types<ExecSpace>::Tune::host_loops) {
+    frame_model_by_bands(fc, batch, b, ws, fa, nf);
+    return;
+  }
   bool const keep = reuse_allowed(fc);
   std::optional<ModelRanges<typename ExecSpace::memory_space>> own;
   if (!(repeat && keep && ws.model_ranges)) {
