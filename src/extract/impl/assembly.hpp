@@ -84,27 +84,35 @@ struct AssembleICov {
     }
   }
 
-  // f(r, c) for lane l's pixels of rows [r0, r1) x columns [c0, c1) in row-major order:
-  // pixels l, l + V, l + 2 V, ..., stepped without a division.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION static void each_pixel(int l, int r0, int r1, int c0, int c1, F&& f) {
-    int const C = c1 - c0, npx = (r1 - r0) * C;
-    if (C <= 0 || r1 <= r0 || npx <= l) return;
-    float const rc = 1.0f / float(C);
-    int dr, dc, r, c;
-    small_divmod(V, C, rc, dr, dc);
-    small_divmod(l, C, rc, r, c);
-    r += r0;
-    c += c0;
-    for (int k = l; k < npx; k += V) {
-      f(r, c);
+  // Lane l's walk over a box of C columns from row r0, column c0, in row-major order: pixels
+  // l, l + V, l + 2 V, ..., stepped without a division (each_pixel, lane_rhs).
+  struct LaneWalk {
+    int r = 0, c = 0, dr = 0, dc = 0, c0, C;
+    KOKKOS_INLINE_FUNCTION LaneWalk(int l, int r0, int first_col, int ncol)
+        : c0(first_col), C(ncol) {
+      float const rc = 1.0f / float(C);
+      small_divmod(V, C, rc, dr, dc);
+      small_divmod(l, C, rc, r, c);
+      r += r0;
+      c += c0;
+    }
+    KOKKOS_INLINE_FUNCTION void step() {
       r += dr;
       c += dc;
-      if (c >= c1) {
+      if (c >= c0 + C) {
         c -= C;
         ++r;
       }
     }
+  };
+
+  // f(r, c) for lane l's pixels of rows [r0, r1) x columns [c0, c1) in row-major order.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void each_pixel(int l, int r0, int r1, int c0, int c1, F&& f) {
+    int const C = c1 - c0, npx = (r1 - r0) * C;
+    if (C <= 0 || r1 <= r0 || npx <= l) return;
+    LaneWalk p(l, r0, c0, C);
+    for (int k = l; k < npx; k += V, p.step()) f(p.r, p.c);
   }
 
   // y alone (kRhsOnly) on a GPU: lane l's shares of fluxweight and y over its pixels l, l + V,
@@ -116,26 +124,16 @@ struct AssembleICov {
   KOKKOS_INLINE_FUNCTION void lane_rhs(int l, double const* a, int xa, int ya, int r0, int r1,
                                        int c0, int c1, double& sw, double& sy) const {
     int const npx = sny * snx;
-    float const rc = 1.0f / float(snx);
-    int dr, dc, r, c;
-    small_divmod(V, snx, rc, dr, dc);
-    small_divmod(l, snx, rc, r, c);
-    r += ya;
-    c += xa;
+    LaneWalk p(l, ya, xa, snx);
     for (int k = l; k < npx; k += kUnroll * V) {
       double av[kUnroll], wv[kUnroll], pv[kUnroll];
       bool in[kUnroll];
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kUnroll; ++u, p.step()) {
+        int const r = p.r, c = p.c;
         in[u] = k + u * V < npx && r >= r0 && r < r1 && c >= c0 && c < c1;
         av[u] = in[u] ? a[k + u * V] : 0.0;
         wv[u] = in[u] ? w(r, c) : 0.0;
         pv[u] = in[u] ? image(r, c) : 0.0;
-        r += dr;
-        c += dc;
-        if (c >= xa + snx) {
-          c -= snx;
-          ++r;
-        }
       }
       for (int u = 0; u < kUnroll; ++u)
         if (in[u]) {
