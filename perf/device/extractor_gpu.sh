@@ -45,7 +45,7 @@ note "bench_extract"
     done
   done
 } > "$out/bench_extract.log" 2>&1
-grep -E "^==|extract_frame|batches|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
+grep -E "^==|extract_frame|batches|digest|^kspecter::extract::[a-z_]+ +[0-9]|^timeout" "$out/bench_extract.log"
 
 export KSPECTER_CLI="$here/build-device-after/src/cli/kspecter"
 note "pytest: the Extractor and cupy inputs on the GPU (the module's default backend: cuda)"

@@ -205,7 +205,8 @@ class Extractor:
         if self._results_on_backend(results, image):
             out = self._extract_into(image, ivar, timing)
         else:
-            result, stages, self._reuse = self._ex.extract(image, ivar)
+            result, stages, self._reuse = self._ex.extract(image, ivar,
+                                                           isinstance(timing, dict))
             self._device_model = None
             if isinstance(timing, dict):
                 timing.update(stages)
@@ -237,7 +238,8 @@ class Extractor:
                   "pixmask_fraction": xp.empty((ns, nw)), "chi2pix": xp.empty((ns, nw)),
                   "specmask": xp.empty((ns, nw), dtype=xp.uint32),
                   "modelimage": xp.empty((ny, nx))}
-        meta, stages, self._reuse = self._ex.extract_into(image, ivar, arrays)
+        meta, stages, self._reuse = self._ex.extract_into(image, ivar, arrays,
+                                                          isinstance(timing, dict))
         if isinstance(timing, dict):
             timing.update(stages)
         # gpu_specter's specmask is int64, kspecter's bits uint32.

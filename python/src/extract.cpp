@@ -77,7 +77,9 @@ py::dict reuse_of(extract::FrameResult const& fr) {
   return reuse;
 }
 
-py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle ivar) {
+// `timed`: the stage times asked for. They fence the backend between stages, which undoes the
+// overlap of the quality stage's kernels with the decorrelation's; so not unless asked.
+py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle ivar, bool timed) {
   ensure_initialized(device_of(image));
   BorrowedImage const img = borrow_image(image, "img['image']");
   BorrowedImage const iv = borrow_image(ivar, "img['ivar']");
@@ -85,7 +87,7 @@ py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle 
   extract::FrameResult fr;
   {
     py::gil_scoped_release unlocked;
-    fr = e.extract(img.array, iv.array, &times);
+    fr = e.extract(img.array, iv.array, timed ? &times : nullptr);
   }
   py::dict const reuse = reuse_of(fr);
   return py::make_tuple(result_dict(std::move(fr)), stage_times(times), reuse);
@@ -96,7 +98,7 @@ py::tuple extractor_extract(extract::Extractor& e, py::handle image, py::handle 
 // modelimage, of the frame's shapes, where the backend reads them (cupy arrays on the GPU,
 // numpy arrays on a host backend). Returns (the rest of the result dict, stage times, reuse).
 py::tuple extractor_extract_into(extract::Extractor& e, py::handle image, py::handle ivar,
-                                 py::dict const& outputs) {
+                                 py::dict const& outputs, bool timed) {
   ensure_initialized(device_of(image));
   extract::Extractor::Sizes const z = e.sizes();
   bool const on_device = !extract::backend_on_host(e.backend());
@@ -120,7 +122,7 @@ py::tuple extractor_extract_into(extract::Extractor& e, py::handle image, py::ha
   extract::FrameResult fr;
   {
     py::gil_scoped_release unlocked;
-    fr = e.extract(img.array, iv.array, out, &times);
+    fr = e.extract(img.array, iv.array, out, timed ? &times : nullptr);
   }
   py::dict meta;
   meta["wave"] = adopt(std::move(fr.wavelength), {nw});
@@ -207,9 +209,10 @@ void bind_extract(py::module_& m) {
       .def(py::init(&make_extractor), py::arg("psf"), py::arg("options"), py::arg("psf_grid"),
            py::arg("gpu"))
       .def("extract", &extractor_extract, py::arg("image"), py::arg("ivar"),
+           py::arg("timed") = false,
            "(result dict, stage times, reuse dict) of one frame; use kspecter.Extractor.extract")
       .def("extract_into", &extractor_extract_into, py::arg("image"), py::arg("ivar"),
-           py::arg("outputs"),
+           py::arg("outputs"), py::arg("timed") = false,
            "(result dict less the arrays, stage times, reuse dict) of one frame written into "
            "`outputs`; use kspecter.Extractor.extract(results='device')")
       .def_property_readonly(

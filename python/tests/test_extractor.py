@@ -45,6 +45,21 @@ def test_every_call_is_extract_frame_s_frame_bit_for_bit(inputs, image):
     assert_same(ex.extract(image), kspecter.extract_frame(image, inputs.psf, **ARGS))
 
 
+def test_stage_times_come_when_asked_and_change_no_bit(inputs, image):
+    """Stage times fence the backend between stages (the quality stage's window kernels then
+    run after the decorrelation, not beside it): the same frame with them and without."""
+    ex = kspecter.Extractor(inputs.psf, model=True, **ARGS)
+    for results in ("host", "device"):
+        img = noisy(image, 11)
+        timing = {}
+        timed = ex.extract(img, timing=timing, results=results)
+        assert timing["kspecter::extract::quality"] > 0, results
+        assert timing["kspecter::extract::decorrelation"] > 0, results
+        untimed = ex.extract(img, results=results)
+        assert_same(timed, untimed)
+        assert same_bits(timed["modelimage"], untimed["modelimage"])
+
+
 def test_weights_changed_in_a_few_pixels_rework_only_their_patches(inputs, image):
     args = dict(ARGS, nspec=10)  # one bundle: one batch, whose solve is kept, on a host too
     ex = kspecter.Extractor(inputs.psf, **args)

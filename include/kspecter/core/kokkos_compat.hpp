@@ -159,6 +159,41 @@ bool zero_bytes(ExecSpace const& space, void* p, std::size_t bytes) {
   return false;
 }
 
+// Orders what is queued on `waiter` from now on after what `done` has queued so far, without
+// the host waiting: on a GPU an event recorded on `done`'s stream that `waiter`'s stream
+// waits for. Kokkos (3.4 to 4.x) has no portable event, and a fence would stall the host's
+// launches. Host backends: the side instance is the same instance (SideInstance), already in
+// order; otherwise a fence.
+template <class ExecSpace>
+void wait_for(ExecSpace const& waiter, ExecSpace const& done) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    cudaEvent_t e;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess) {
+      bool const ok = cudaEventRecord(e, done.cuda_stream()) == cudaSuccess &&
+                      cudaStreamWaitEvent(waiter.cuda_stream(), e, 0) == cudaSuccess;
+      cudaEventDestroy(e);  // released once the wait is over
+      if (ok) return;
+    }
+  }
+#elif defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, HIP>) {
+    hipEvent_t e;
+    if (hipEventCreateWithFlags(&e, hipEventDisableTiming) == hipSuccess) {
+      bool const ok = hipEventRecord(e, done.hip_stream()) == hipSuccess &&
+                      hipStreamWaitEvent(waiter.hip_stream(), e, 0) == hipSuccess;
+      (void)hipEventDestroy(e);
+      if (ok) return;
+    }
+  }
+#endif
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    (void)waiter, (void)done;  // one instance: in order
+  } else {
+    done.fence();
+  }
+}
+
 // A second instance of a GPU execution space, on a stream of its own, so that its work (the
 // stitch's copies, extract/impl/stitch.hpp) overlaps the first instance's kernels. 4.x makes
 // one with partition_space; 3.4 has only Cuda(cudaStream_t), whose stream the caller owns (a

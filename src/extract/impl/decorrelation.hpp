@@ -52,8 +52,32 @@ struct Decorrelate {
   typename T::Out3 rdiag;
   Kokkos::View<int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> failed;
   int ncslots, m, wavepad, ndiag, nspec;
+  // s of every block, [P * ncslots * m], kept for the next frame (none: not kept); and the
+  // patches whose Q is new (none: every patch's). A block whose Q is the kept one takes the s
+  // summed before instead of reading Q a second time (reuse.hpp).
+  Kokkos::View<double*, typename ExecSpace::memory_space> sums;
+  Kokkos::View<const int*, typename ExecSpace::memory_space> fresh;
 
   static int scratch_bytes(int m) { return static_cast<int>(Scratch::shmem_size(m)); }
+
+  // s = rowsum(Q) of block b into scratch: summed, or the kept sums where Q is the kept one.
+  KOKKOS_INLINE_FUNCTION void row_sums(Member const& t, int p, int b, Scratch const& s) const {
+    bool const kept = sums.data() != nullptr && fresh.data() != nullptr && fresh(p) == 0;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int r) {
+      double sum = 0;
+      if (kept) {
+        sum = sums(std::size_t(b) * m + r);
+      } else {
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(t, m), [&](int col, double& acc) { acc += q(b, r, col); },
+            sum);
+      }
+      Kokkos::single(Kokkos::PerThread(t), [&]() {
+        s(r) = sum;
+        if (!kept && sums.data() != nullptr) sums(std::size_t(b) * m + r) = sum;
+      });
+    });
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t) const {
     int const p = t.league_rank() / ncslots, c = t.league_rank() % ncslots;
@@ -66,12 +90,7 @@ struct Decorrelate {
     bool const bad_patch = info(p) != 0;
     double const minw = minweight(p);
     Scratch s(t.team_scratch(0), m);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int r) {
-      double sum = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(t, m), [&](int col, double& acc) { acc += q(b, r, col); }, sum);
-      Kokkos::single(Kokkos::PerThread(t), [&]() { s(r) = sum; });
-    });
+    row_sums(t, p, b, s);
     t.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nkeep), [&](int jj) {
       int const j = wavepad + jj;
@@ -108,7 +127,8 @@ struct Decorrelate {
 
 template <class ExecSpace>
 void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                         Workspace<ExecSpace>& ws);
+                         Workspace<ExecSpace>& ws,
+                         Kokkos::View<const int*, typename ExecSpace::memory_space> fresh = {});
 
 /// The core blocks are gathered into b.qb first on the dense path; the band path makes them
 /// there.
@@ -130,20 +150,29 @@ void decorrelate(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const&
 
 /// The decorrelation's last step: flux, ivar, deconvolved flux and resolution of the core bins
 /// from Q (in b.qb) and f (in b.rhs). Also what a frame that keeps the last frame's Q runs
-/// (reuse.hpp).
+/// (reuse.hpp): `fresh` then marks the patches whose Q is new, and the others take the row
+/// sums of Q that a frame allowed to keep its solve left in ws.q_rowsums.
 template <class ExecSpace>
 void decorrelate_spectra(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                         Workspace<ExecSpace>& ws) {
+                         Workspace<ExecSpace>& ws,
+                         Kokkos::View<const int*, typename ExecSpace::memory_space> fresh) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   FrameShape const& s = fc.shape;
   int const sbytes = Decorrelate<ExecSpace>::scratch_bytes(s.m);
+  if (reuse_allowed(fc)) {
+    ws.keep_row_sums(std::size_t(b.P) * std::size_t(s.ncs) * std::size_t(s.m));
+  } else {
+    ws.forget_row_sums();
+    fresh = {};
+  }
   Kokkos::parallel_for(
       "kspecter::extract::decorrelate",
       Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector)
           .set_scratch_size(0, Kokkos::PerTeam(sbytes)),
       Decorrelate<ExecSpace>{b.ptab, b.qb, b.rhs, b.fw, b.minw, b.info, ws.flux, ws.ivar, ws.deconv,
-                             ws.rdiag, ws.failed, s.ncs, s.m, fc.plan.wavepad, s.ndiag, s.nspec});
+                             ws.rdiag, ws.failed, s.ncs, s.m, fc.plan.wavepad, s.ndiag, s.nspec,
+                             ws.q_rowsums, fresh});
 }
 
 }  // namespace kspecter::extract::detail

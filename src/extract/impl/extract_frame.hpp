@@ -45,11 +45,13 @@ std::shared_ptr<Workspace<ExecSpace>> workspace_for(FrameContext<ExecSpace> cons
 }
 
 // One batch's solve on the variant it was given: assembly, factorisation, covariance blocks,
-// decorrelation. Returns the batch's views, which its quality stage reads after.
+// decorrelation; the quality stage's window kernels start beside the last two. Returns the batch's
+// views, which its quality stage reads after.
 template <class ExecSpace, class Solve>
-BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, int P, Solve variant,
-                                  Workspace<ExecSpace>& ws, PatchCapture<ExecSpace>& capture,
-                                  FrameResult& res) {
+BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                                  Solve variant, Workspace<ExecSpace>& ws,
+                                  PatchCapture<ExecSpace>& capture, FrameResult& res) {
+  int const P = batch.patch_end - batch.patch_begin;
   if constexpr (!is_band_v<Solve>) ws.ensure_dense();
   res.stats.nbatch_band += is_band_v<Solve> ? 1 : 0;
   BatchViews<ExecSpace> const b = ws.batch(P, variant);
@@ -58,6 +60,7 @@ BatchViews<ExecSpace> solve_batch(FrameContext<ExecSpace> const& fc, int P, Solv
   capture.after_assembly(b, variant);
   res.stats.nfailed += factorise(fc, b, variant);
   capture.after_factorisation(b);
+  start_window_quality(fc, b, ws, int(&batch - fc.plan.batches.data()), false);
   covariance_blocks(fc, b, variant);
   decorrelate(fc, b, ws, variant);
   capture.after_decorrelation(b, fc.shape.ncs);
@@ -80,7 +83,7 @@ void finish_batch(FrameContext<ExecSpace> const& fc, Batch const& batch,
     if (&batch == &fc.plan.batches.back())
       arrays.copy_spectra(fc.space, finished.solution, ResultArrays<ExecSpace>::kSolution);
   }
-  assess_quality(fc, batch, b, ws, int(&batch - fc.plan.batches.data()), repeat);
+  assess_quality(fc, batch, b, ws, repeat);
   if (!solution_first) finish_solution(fc, ws, &finished, done);
   if (fc.hooks.on_batch_done) {
     fc.space.fence();
@@ -122,8 +125,8 @@ std::optional<BandSolve> run_batches(FrameContext<ExecSpace> const& fc,
     // (perf/gpu_runs.md, session 16).
     arrays.copy_spectra(space, finished.quality);
     PatchCapture<ExecSpace> capture(fc, batch, ws);
-    BatchViews<ExecSpace> const b = band ? solve_batch(fc, P, *band, ws, capture, res)
-                                         : solve_batch(fc, P, DenseSolve{}, ws, capture, res);
+    BatchViews<ExecSpace> const b = band ? solve_batch(fc, batch, *band, ws, capture, res)
+                                         : solve_batch(fc, batch, DenseSolve{}, ws, capture, res);
     capture.move_to(res.debug);
     finish_batch(fc, batch, b, ws, arrays, finished, false);
   }

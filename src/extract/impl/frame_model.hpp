@@ -47,8 +47,9 @@ struct FrameModel {
     // The batch's terms continue the pixel's sum (not a sum of their own added to it), so
     // that the model's bits do not depend on where batches split the fibers. The fibers
     // left out reach no spot to this column: the same terms in the same order.
-    model(y, xbox0 + c) = gather(xbox0 + c, y, y, k0, k1 - k0 + 1, fiber0 + k0, wavepad,
-                                 KeptFlux{deconv, ivar, spec0 + k0}, count, model(y, xbox0 + c));
+    model(y, xbox0 + c) =
+        gather.ahead(xbox0 + c, y, y, k0, k1 - k0 + 1, fiber0 + k0, wavepad,
+                     KeptFlux{deconv, ivar, spec0 + k0}, count, model(y, xbox0 + c));
   }
 };
 

@@ -150,8 +150,8 @@ struct ModelChi2 {
                 int const x = x0 + c;
                 double out = -1.0;
                 if (usable(y, x)) {
-                  double const model =
-                      gather(x, y, r, p * nslots, nfib, fib0, w0, Solution{rhs, p, m}, rc);
+                  double const model = gather.ahead(x, y, r, p * nslots, nfib, fib0, w0,
+                                                    Solution{rhs, p, m}, rc, 0.0);
                   out = chi2_of(y, x, model);
                 }
                 pix(p, r * ncol + c) = out;
@@ -290,30 +290,35 @@ struct Chi2PixMask {
   }
 };
 
+/// The quality stage's window kernels (the row ranges, model_chi2, chi2pix) of a solved batch,
+/// on ws.quality_side: ordered after what fc.space has queued (the solve), they run beside the
+/// decorrelation and the model image that fc.space goes on with, and assess_quality joins
+/// them. They read the solution, the spots, the windows and the image, which neither writes.
 /// The pixel products summed (ExtractStats::quality_macs) go to the device, to
 /// ws.quality_counts(2 slot) and (2 slot + 1): a reduction to the host would wait for the
 /// copies of spectra under way (stitch.hpp). A repeat of the kept solve (`repeat`, reuse.hpp)
 /// takes the row ranges that the frame before kept (Workspace::ranges_kept).
 template <class ExecSpace>
-void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                    BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, int slot,
-                    bool repeat) {
+void start_window_quality(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
+                          Workspace<ExecSpace>& ws, int slot, bool repeat) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
-  StageTimer<ExecSpace> st(fc.space, "kspecter::extract::quality", fc.times);
+  ExecSpace const q = ws.quality_side.get();
+  compat::wait_for(q, fc.space);
+  StageTimer<ExecSpace> st(q, "kspecter::extract::quality", fc.times);
   FrameShape const& s = fc.shape;
   using Slots = PatchSlots<ExecSpace>;
   if (!(repeat && ws.ranges_kept))
     Kokkos::parallel_for(
-        "kspecter::extract::row_ranges", RangeI(fc.space, 0, b.P * s.nslots),
+        "kspecter::extract::row_ranges", RangeI(q, 0, b.P * s.nslots),
         RowRanges<ExecSpace, Slots>{b.xc, b.yc, Slots{b.ptab, s.nslots, s.m, b.nrow_max}, ws.rr_all,
                                     ws.xr_all, s.sny, s.snx});
   ws.ranges_kept = reuse_allowed(fc);
   auto const qm = Kokkos::subview(ws.quality_counts, 2 * slot);
   auto const qm2 = Kokkos::subview(ws.quality_counts, 2 * slot + 1);
   Kokkos::parallel_reduce(
-      "kspecter::extract::model_chi2", Policy(fc.space, b.P, T::Tune::team, T::Tune::vector),
+      "kspecter::extract::model_chi2", Policy(q, b.P, T::Tune::team, T::Tune::vector),
       ModelChi2<ExecSpace>{{b.spots, b.xc, b.yc, ws.rr_all, ws.xr_all, s.sny, s.snx},
                            b.ptab,
                            ws.weight_strip(),
@@ -329,12 +334,24 @@ void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
                            fc.plan.wavepad},
       qm);
   Kokkos::parallel_reduce("kspecter::extract::chi2pix",
-                          Policy(fc.space, b.P * s.ncs, T::Tune::team, T::Tune::vector),
+                          Policy(q, b.P * s.ncs, T::Tune::team, T::Tune::vector),
                           Chi2PixMask<ExecSpace>{b.spots, b.xc, b.yc, b.ptab, ws.pix_all, b.info,
                                                  ws.chi2, ws.pixmask, s.ncs, s.m, fc.plan.wavepad,
                                                  s.sny, s.snx, s.npy, s.npx, s.nspec, b.nrow_max},
                           qm2);
-  if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws, repeat);
+}
+
+/// The rest of the quality stage, once the batch's spectra are decorrelated: the model image
+/// of the bundles the batch completes, then fc.space waits for the window kernels
+/// (start_window_quality).
+template <class ExecSpace>
+void assess_quality(FrameContext<ExecSpace> const& fc, Batch const& batch,
+                    BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, bool repeat) {
+  {
+    StageTimer<ExecSpace> st(fc.space, "kspecter::extract::quality", fc.times);
+    if (fc.opt.model && batch.completes_bundles) add_to_frame_model(fc, batch, b, ws, repeat);
+  }
+  compat::wait_for(fc.space, ws.quality_side.get());
 }
 
 }  // namespace kspecter::extract::detail

@@ -11,6 +11,7 @@
 #include "context.hpp"
 #include "decorrelation.hpp"
 #include "factorisation.hpp"
+#include "quality.hpp"
 #include "rework.hpp"
 #include "windows_stage.hpp"
 #include "workspace.hpp"
@@ -76,9 +77,12 @@ std::optional<BatchViews<ExecSpace>> solve_again(FrameContext<ExecSpace> const& 
     StageTimer<ExecSpace> st(fc.space, "kspecter::extract::factorisation", fc.times);
     res.stats.nfailed += solve_with_factor(fc, b, k.band);
   }
+  start_window_quality(fc, b, ws, 0, true);
   {
     StageTimer<ExecSpace> st(fc.space, "kspecter::extract::decorrelation", fc.times);
-    decorrelate_spectra(fc, b, ws);
+    decorrelate_spectra(fc, b, ws,
+                        Kokkos::View<const int*, typename ExecSpace::memory_space>(
+                            Kokkos::subview(k.changed, std::make_pair(0, P))));
   }
   res.stats.nbatch_band += 1;
   res.stats.reused_factor = true;

@@ -99,6 +99,39 @@ struct SpotGather {
     }
     return sum;
   }
+
+  /// The same sum, the same bits, with the loads of kAhead bins issued before their products
+  /// are added: what the GPU's gathers (FrameModel, ModelChi2) wait on is their loads
+  /// (perf/gpu_runs.md, session 31).
+  static constexpr int kAhead = 4;
+  template <class Coef>
+  KOKKOS_INLINE_FUNCTION double ahead(int x, int y, int r, int item0, int nitem, int fiber0,
+                                      int bin0, Coef const& coef, long long& count,
+                                      double sum) const {
+    for (int k = 0; k < nitem; ++k) {
+      int const i = item0 + k;
+      if (x < xr(i, 0) || x >= xr(i, 1)) continue;
+      int const f = fiber0 + k;
+      int const hi = rr(i, r, 1);
+      for (int b = rr(i, r, 0); b <= hi; b += kAhead) {
+        double sv[kAhead], cv[kAhead];
+        bool on[kAhead];
+        for (int u = 0; u < kAhead; ++u) {
+          int const bb = b + u;
+          int const dx = bb <= hi ? x - xc(f, bin0 + bb) : -1;
+          int const dy = bb <= hi ? y - yc(f, bin0 + bb) : -1;
+          on[u] = dx >= 0 && dx < snx && dy >= 0 && dy < sny && coef(k, bb, cv[u]);
+          sv[u] = on[u] ? spots(f, bin0 + bb, dy, dx) : 0.0;
+        }
+        for (int u = 0; u < kAhead; ++u)
+          if (on[u]) {
+            sum += sv[u] * cv[u];
+            ++count;
+          }
+      }
+    }
+    return sum;
+  }
 };
 
 }  // namespace kspecter::extract::detail

@@ -156,6 +156,9 @@ class Workspace {
   // while the batches run (stitch.hpp), kept with the buffers: on a GPU its stream and Kokkos'
   // scratch for it cost a stream creation and four small allocations a frame otherwise.
   compat::SideInstance<ExecSpace> side;
+  // The instance that runs the quality stage's window kernels beside the decorrelation and
+  // the model image (quality.hpp): on a GPU each is latency-bound, and they share no buffer.
+  compat::SideInstance<ExecSpace> quality_side;
 
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
   Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
@@ -171,6 +174,21 @@ class Workspace {
   bool ranges_kept = false;
   std::optional<ModelRanges<mem>> model_ranges;
 
+  // The row sums of Q (decorrelation.hpp) as a frame allowed to keep its solve left them.
+  Kokkos::View<double*, mem> q_rowsums;
+
+  /// Room for `n` kept row sums of Q (metered).
+  void keep_row_sums(std::size_t n) {
+    if (q_rowsums.extent(0) >= n) return;
+    forget_row_sums();
+    q_rowsums = allocate<Kokkos::View<double*, mem>>(space_, "kspecter::extract::q_rowsums", n);
+    meter.hold(n * sizeof(double));
+  }
+  void forget_row_sums() {
+    meter.release(q_rowsums.span() * sizeof(double));
+    q_rowsums = Kokkos::View<double*, mem>();
+  }
+
   void forget_ranges() {
     ranges_kept = false;
     if (model_ranges) meter.release(model_ranges->bytes());
@@ -180,7 +198,7 @@ class Workspace {
   /// `res`: the frame's result, whose vectors a host backend's frame arrays are (see output).
   Workspace(ExecSpace const& space, PatchPlan const& plan, FrameShape const& s, bool with_model,
             FrameResult& res)
-      : side(space), space_(space), shape_(s) {
+      : side(space), quality_side(space), space_(space), shape_(s) {
     // On a GPU one block (arena.hpp); on a host each buffer on its own.
     arena_ = Arena<mem>::make(space_, "kspecter::extract::workspace", !results_in_place,
                               [&](Arena<mem>& a) { cut(a, plan, res, with_model); });
