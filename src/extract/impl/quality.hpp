@@ -200,6 +200,7 @@ struct Chi2PixMask {
   typename T::Out2 chi2pix, pixmask;
   int ncslots, m, wavepad, sny, snx, npix_y, npix_x, nspec, nrow_max;
   static constexpr int V = T::Tune::vector;  // vector lanes per thread
+  static constexpr int kUnroll = 4;           // pixels whose loads a lane issues together
 
   /// Row iy of spot (f, wb) on the host: masked (m1), chi^2-weighted (n1) and usable (d1)
   /// spot sums.
@@ -249,27 +250,38 @@ struct Chi2PixMask {
             }
           } else {
             // The spot's pixels over the lanes in row-major order (lane l: pixels l, l + V,
-            // ...), the three sums in one pass and one reduction across the lanes.
+            // ...), the three sums in one pass and one reduction across the lanes. A lane
+            // issues the loads of kUnroll pixels before it adds their terms, in the same
+            // order: it waits on its loads, not on its sums (perf/gpu_runs.md, session 31).
             double const* const sp = &spots(f, wb, 0, 0);
             SpotSums sums;
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(t, V),
                 [&](int l, SpotSums& acc) {
+                  int const npx = sny * snx;
                   int iy = l / snx, ix = l % snx;
-                  for (int k = l; k < sny * snx; k += V) {
-                    int const y = ys + iy, x = xs + ix, r = y - y0, cc = x - x0;
-                    bool const on = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
-                    bool const in = on && r >= 0 && r < nrow && cc >= 0 && cc < ncol;
-                    double const v = in ? pix(p, r * ncol + cc) : 0.0;  // the window's value
-                    double const sv = sp[k];
-                    acc.msk += (!on || (in && v < 0)) ? sv : 0.0;  // off the CCD, or masked
-                    acc.num += in && v >= 0 ? sv * v : 0.0;
-                    acc.den += in && v >= 0 ? sv : 0.0;
-                    iy += V / snx;
-                    ix += V % snx;
-                    if (ix >= snx) {
-                      ix -= snx;
-                      ++iy;
+                  for (int k = l; k < npx; k += kUnroll * V) {
+                    double sv[kUnroll], v[kUnroll];
+                    bool live[kUnroll], on[kUnroll], in[kUnroll];
+                    for (int u = 0; u < kUnroll; ++u) {
+                      int const y = ys + iy, x = xs + ix, r = y - y0, cc = x - x0;
+                      live[u] = k + u * V < npx;
+                      on[u] = y >= 0 && y < npix_y && x >= 0 && x < npix_x;
+                      in[u] = live[u] && on[u] && r >= 0 && r < nrow && cc >= 0 && cc < ncol;
+                      v[u] = in[u] ? pix(p, r * ncol + cc) : 0.0;  // the window's value
+                      sv[u] = live[u] ? sp[k + u * V] : 0.0;
+                      iy += V / snx;
+                      ix += V % snx;
+                      if (ix >= snx) {
+                        ix -= snx;
+                        ++iy;
+                      }
+                    }
+                    for (int u = 0; u < kUnroll; ++u) {
+                      if (!live[u]) continue;
+                      acc.msk += (!on[u] || (in[u] && v[u] < 0)) ? sv[u] : 0.0;  // off, masked
+                      acc.num += in[u] && v[u] >= 0 ? sv[u] * v[u] : 0.0;
+                      acc.den += in[u] && v[u] >= 0 ? sv[u] : 0.0;
                     }
                   }
                 },
