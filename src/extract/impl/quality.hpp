@@ -53,20 +53,31 @@ struct ModelChi2 {
     return d * d * tot;
   }
 
-  // Host (a thread per patch): the model scattered spot by spot into the window, then chi^2
-  // pixel by pixel. Each pixel receives its terms in the gather's order (fiber, then bin), so
-  // the sums are the same bits as the GPU's gather; a pixel that gets no model (off the CCD,
-  // W = 0) holds NaN until it is written as -1.
+  // Host (a thread per patch): the model scattered spot by spot into the core spots' box of
+  // the window (the pixels chi2pix reads, as on a GPU), then chi^2 pixel by pixel. Each pixel
+  // receives its terms in the gather's order (fiber, then bin), so the sums are the same bits as
+  // the GPU's gather; a pixel that gets no model (off the CCD, W = 0) holds NaN until it is written
+  // as -1.
   KOKKOS_INLINE_FUNCTION long long host_patch(int p) const {
     int const x0 = ptab(p).x0, y0 = ptab(p).y0, nfib = ptab(p).nfib;
-    int const ncol = ptab(p).pixstride, nrow = imin(ptab(p).y1 - y0, nrow_max);
+    int const ncol = ptab(p).pixstride;
     int const fib0 = ptab(p).fib0, w0 = ptab(p).wave0;
     int const sny = gather.sny, snx = gather.snx;
     double* const out = &pix(p, 0);
     double const nan = compat::quiet_nan();
-    for (int r = 0; r < nrow; ++r) {
+    // Only the core spots' box, as on a GPU (operator()): rows [ra, rb), columns [ca, cb).
+    if (ptab(p).ncore * ptab(p).nkeep == 0) return 0;
+    int xlo = 2147483647, xhi = -2147483647, ylo = 2147483647, yhi = -2147483647;
+    for (int k = ptab(p).core; k < ptab(p).core + ptab(p).ncore; ++k)
+      for (int b = wavepad; b < wavepad + ptab(p).nkeep; ++b) {
+        xlo = imin(xlo, gather.xc(fib0 + k, w0 + b)), xhi = imax(xhi, gather.xc(fib0 + k, w0 + b));
+        ylo = imin(ylo, gather.yc(fib0 + k, w0 + b)), yhi = imax(yhi, gather.yc(fib0 + k, w0 + b));
+      }
+    int const ra = imax(ylo - y0, 0), rb = imin(yhi - y0 + sny, imin(ptab(p).y1 - y0, nrow_max));
+    int const ca = imax(xlo - x0, 0), cb = imin(xhi - x0 + snx, ncol);
+    for (int r = ra; r < rb; ++r) {
       int const y = y0 + r;
-      for (int c = 0; c < ncol; ++c) {
+      for (int c = ca; c < cb; ++c) {
         out[r * ncol + c] = usable(y, x0 + c) ? 0.0 : nan;
       }
     }
@@ -75,8 +86,8 @@ struct ModelChi2 {
       int const f = fib0 + k;
       for (int b = 0; b < m; ++b) {
         int const xs = gather.xc(f, w0 + b) - x0, ys = gather.yc(f, w0 + b) - y0;
-        int const r0 = imax(ys, 0), r1 = imin(ys + sny, nrow);
-        int const c0 = imax(xs, 0), c1 = imin(xs + snx, ncol);
+        int const r0 = imax(ys, ra), r1 = imin(ys + sny, rb);
+        int const c0 = imax(xs, ca), c1 = imin(xs + snx, cb);
         double const coef = rhs(p, k * m + b);
         double const* sp = &gather.spots(f, w0 + b, 0, 0);
         for (int r = r0; r < r1; ++r) {
@@ -92,8 +103,8 @@ struct ModelChi2 {
         }
       }
     }
-    for (int r = 0; r < nrow; ++r)
-      for (int c = 0; c < ncol; ++c) {
+    for (int r = ra; r < rb; ++r)
+      for (int c = ca; c < cb; ++c) {
         double const model = out[r * ncol + c];
         out[r * ncol + c] = model == model ? chi2_of(y0 + r, x0 + c, model) : -1.0;
       }
@@ -200,7 +211,7 @@ struct Chi2PixMask {
   typename T::Out2 chi2pix, pixmask;
   int ncslots, m, wavepad, sny, snx, npix_y, npix_x, nspec, nrow_max;
   static constexpr int V = T::Tune::vector;  // vector lanes per thread
-  static constexpr int kUnroll = 4;           // pixels whose loads a lane issues together
+  static constexpr int kUnroll = 4;          // pixels whose loads a lane issues together
 
   /// Row iy of spot (f, wb) on the host: masked (m1), chi^2-weighted (n1) and usable (d1)
   /// spot sums.
