@@ -190,6 +190,7 @@ class Extractor:
         self._model = bool(model)
         self._reuse = None
         self._device_model = None  # the last model, when it stayed in the backend's memory
+        self._device_wave = None  # the grid in the backend's memory, copied for each result
         self._ex = _kspecter._Extractor(_as_psf(psf), opt, grid is None, gpu)
 
     def extract(self, img, timing=None, results=None):
@@ -244,7 +245,11 @@ class Extractor:
             timing.update(stages)
         # gpu_specter's specmask is int64, kspecter's bits uint32.
         arrays["specmask"] = arrays["specmask"].astype(xp.int64)
-        arrays["wave"] = xp.asarray(meta["wave"])
+        # The grid is the same every call: one upload (from pageable memory, which waits for
+        # the copy), then a copy on the device for each result.
+        if self._device_wave is None:
+            self._device_wave = xp.asarray(meta["wave"])
+        arrays["wave"] = self._device_wave.copy()
         out = {key: arrays[key] for key in RESULT_KEYS}
         for key in ("rejected", "reject_passes"):
             if key in meta:

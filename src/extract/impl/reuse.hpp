@@ -63,7 +63,7 @@ std::optional<BatchViews<ExecSpace>> solve_again(FrameContext<ExecSpace> const& 
                                                  Workspace<ExecSpace>& ws, FrameResult& res) {
   if (!reuse_allowed(fc) || !ws.kept_solve) return std::nullopt;
   Batch const& batch = fc.plan.batches.front();
-  pixel_windows(fc, batch, ws);  // this frame's weights; the windows of the kept spots
+  pixel_windows(fc, batch, ws, true);  // this frame's weights; the kept spots' windows
   KeptSolve<typename ExecSpace::memory_space>& k = *ws.kept_solve;
   int const P = batch.patch_end - batch.patch_begin;
   std::optional<std::vector<int>> const rework = patches_to_rework(fc, ws, k, P);

@@ -75,12 +75,27 @@ struct PixelWindows {
   }
 };
 
+// The weight strip of columns [x0, x0 + ncol) from the frame's image and ivar.
 template <class ExecSpace>
-void pixel_windows(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                   Workspace<ExecSpace>& ws) {
+void sanitize_weights(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws, int x0,
+                      int ncol) {
+  Kokkos::parallel_for("kspecter::extract::sanitize_weights",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(
+                           fc.space, 0, long(fc.shape.npy) * ncol),
+                       SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, x0, ncol});
+}
+
+/// The batch's windows and weight strip. `kept`: the windows are the last frame's (a repeat
+/// of its solve, whose spots they follow from, reuse.hpp), and only the strip is made again.
+template <class ExecSpace>
+void pixel_windows(FrameContext<ExecSpace> const& fc, Batch const& batch, Workspace<ExecSpace>& ws,
+                   bool kept = false) {
   using RangeI = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
-  using RangeL = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::windows", fc.times);
+  if (kept) {
+    sanitize_weights(fc, ws, ws.weights_x0, ws.weights_ncol);
+    return;
+  }
   FrameShape const& s = fc.shape;
   PatchPlan const& plan = fc.plan;
   int const P = batch.patch_end - batch.patch_begin;
@@ -117,9 +132,7 @@ void pixel_windows(FrameContext<ExecSpace> const& fc, Batch const& batch,
   }
   bx1 = std::max(bx1, bx0);
   ws.reserve_windows(bx0, bx1 - bx0, std::size_t(nrow_max) * std::size_t(ncol_max), nrow_max);
-  Kokkos::parallel_for("kspecter::extract::sanitize_weights",
-                       RangeL(fc.space, 0, long(s.npy) * (bx1 - bx0)),
-                       SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, bx0, bx1 - bx0});
+  sanitize_weights(fc, ws, bx0, bx1 - bx0);
 }
 
 }  // namespace kspecter::extract::detail
