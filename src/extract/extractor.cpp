@@ -49,8 +49,23 @@ struct Extractor::State {
   std::shared_ptr<psf::GaussHermitePsf const> psf;
   ExtractOptions opt;
   KeptBuffers buffers, psf_tables;
-  std::shared_ptr<std::vector<double> const> model;
+  std::shared_ptr<std::vector<double>> model;
   int model_nx = 0, model_ny = 0;
+  int model_x0 = 0, model_x1 = 0;  // the model's non-zero columns (FrameResult::model_x0)
+
+  /// The last model's vector, zeroed, when nothing else holds it and the backend is a host's:
+  /// zeroing its columns [model_x0, model_x1) costs far less than a new vector's zeros.
+  std::vector<double> recycled_model() {
+    std::vector<double> v;
+    if (!model || model.use_count() != 1 || !backend_on_host(backend)) return v;
+    v = std::move(*model);
+    model.reset();
+    std::size_t const nx = std::size_t(model_nx), ny = std::size_t(model_ny);
+    if (v.size() != nx * ny || model_x1 > model_nx) return {};
+    for (std::size_t y = 0; y < ny; ++y)
+      std::fill(v.begin() + long(y * nx) + model_x0, v.begin() + long(y * nx) + model_x1, 0.0);
+    return v;
+  }
 };
 
 Extractor::Extractor(std::string backend, std::shared_ptr<psf::GaussHermitePsf const> psf,
@@ -78,14 +93,18 @@ FrameResult Extractor::extract(ImageArray const& image, ImageArray const& ivar, 
   hooks.reuse_factor = true;  // one PSF and one set of options for the extractor's life
   ExtractOptions opt = s.opt;
   opt.model = true;
+  std::vector<double> recycled = s.recycled_model();
+  hooks.model_buffer = &recycled;  // the first pass takes it
   auto const once = [&](ImageArray const& weights, ExtractOptions const& o) {
     return extract_frame(s.backend, *s.psf, image, weights, o, times, hooks);
   };
   FrameResult res = extract_rejecting(once, *s.psf, image, ivar, opt);
   apply_bad2dfit(res);  // desispec's rule, over the whole frame, as the job's writer sets it
-  s.model = std::make_shared<std::vector<double> const>(std::move(res.model));
+  s.model = std::make_shared<std::vector<double>>(std::move(res.model));
   s.model_nx = res.model_nx;
   s.model_ny = res.model_ny;
+  s.model_x0 = res.model_x0;
+  s.model_x1 = res.model_x1;
   res.model = {};
   res.model_nx = res.model_ny = 0;
   return res;

@@ -123,6 +123,11 @@ struct ExtractHooks {
   /// BAD2DFIT's median rule (ExtractOptions::bad2dfit_median_factor) and the model's float32
   /// limits then run on the backend too. Null: FrameResult's vectors. Changes no number.
   FrameOutputs const* outputs = nullptr;
+  /// On a host backend, zeros of the model image's size ([ny][nx]) that the frame's model is
+  /// made in (taken: moved into FrameResult::model), instead of a new vector whose zeros cost
+  /// a repeat of one bundle a quarter of its time (an Extractor's last model, recycled).
+  /// Ignored when it is not that size. Changes no number.
+  std::vector<double>* model_buffer = nullptr;
 };
 
 }  // namespace kspecter::extract

@@ -174,6 +174,12 @@ FrameResult extract_frame_impl(ExecSpace const& space,
                                    times,
                                    hooks};
   FrameResult res = start_result(plan, fc.shape);
+  std::size_t const model_size = std::size_t(fc.shape.npy) * std::size_t(fc.shape.npx);
+  if constexpr (Workspace<ExecSpace>::results_in_place)
+    if (opt.model && hooks.model_buffer && hooks.model_buffer->size() == model_size) {
+      res.model = std::move(*hooks.model_buffer);
+      hooks.model_buffer->clear();  // taken: a later frame with these hooks makes its own
+    }
   // Stage "release": the device buffers freed or kept (timed from the end of the stitch until
   // the Workspace's destructor has run).
   std::optional<StageTimer<ExecSpace>> release;
@@ -185,6 +191,11 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     if (!run_again(fc, *ws, arrays, res))
       keep_solve(fc, *ws, run_batches(fc, provider, *ws, arrays, res));
     res.stats.peak_device_bytes = ws->meter.peak;
+    if (opt.model) {
+      bool const narrowed = Workspace<ExecSpace>::results_in_place && !hooks.outputs;
+      res.model_x0 = narrowed ? std::min(ws->model_x0, ws->model_x1) : 0;
+      res.model_x1 = narrowed ? ws->model_x1 : fc.shape.npx;
+    }
     release.emplace(space, "kspecter::extract::release", times);
     if (hooks.buffers) hooks.buffers->keep(ws, ws->own_bytes());
   }

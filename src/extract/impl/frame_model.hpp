@@ -92,7 +92,7 @@ struct FrameModelBands {
 /// FrameModelBands over the requested fibers [fa, fa + nf) of the batch.
 template <class ExecSpace>
 void frame_model_by_bands(FrameContext<ExecSpace> const& fc, Batch const& batch,
-                          BatchViews<ExecSpace> const& b, Workspace<ExecSpace> const& ws, int fa,
+                          BatchViews<ExecSpace> const& b, Workspace<ExecSpace>& ws, int fa,
                           int nf) {
   FrameShape const& s = fc.shape;
   int const band_rows = 32, nband = (s.npy + band_rows - 1) / band_rows;
@@ -101,8 +101,11 @@ void frame_model_by_bands(FrameContext<ExecSpace> const& fc, Batch const& batch,
   for (std::size_t i = 0; i < reach.size(); i += 2) reach[i] = s.nwave, reach[i + 1] = -1;
   for (int k = 0; k < nf; ++k)
     for (int w = 0; w < s.nwave; ++w) {
-      int const ys = b.yc(fiber0 + k, wavepad + w);
+      int const ys = b.yc(fiber0 + k, wavepad + w), xs = b.xc(fiber0 + k, wavepad + w);
       int const r0 = std::max(ys, 0), r1 = std::min(ys + s.sny, s.npy);  // its rows
+      int const c0 = std::max(xs, 0), c1 = std::min(xs + s.snx, s.npx);  // its columns
+      if (r1 > r0 && c1 > c0) ws.model_x0 = std::min(ws.model_x0, c0);
+      if (r1 > r0 && c1 > c0) ws.model_x1 = std::max(ws.model_x1, c1);
       for (int band = r0 / band_rows; r1 > r0 && band <= (r1 - 1) / band_rows; ++band) {
         int* const at = &reach[(std::size_t(band) * nf + k) * 2];
         at[0] = std::min(at[0], w);

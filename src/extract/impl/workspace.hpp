@@ -174,6 +174,10 @@ class Workspace {
   bool ranges_kept = false;
   std::optional<ModelRanges<mem>> model_ranges;
 
+  // A host backend's model image: the columns [model_x0, model_x1) its spots reached this frame
+  // (frame_model.hpp; none: model_x0 >= model_x1).
+  int model_x0 = 0, model_x1 = 0;
+
   // The row sums of Q (decorrelation.hpp) as a frame allowed to keep its solve left them.
   Kokkos::View<double*, mem> q_rowsums;
 
@@ -426,6 +430,7 @@ class Workspace {
   // Zeros what a frame expects zeroed: its arrays (on a host backend the result's vectors,
   // zero already), the failed bits and the Cholesky status.
   void zero_frame_arrays() {
+    model_x0 = shape_.npx, model_x1 = 0;
     auto zero = [&](auto const& v) { fill_span(space_, v, {}); };
     if constexpr (!results_in_place) {
       zero(flux), zero(ivar), zero(deconv), zero(chi2), zero(pixmask), zero(rdiag), zero(mask);
@@ -454,8 +459,10 @@ class Workspace {
     View v;
     if constexpr (results_in_place) {
       std::size_t const size = (std::size_t(extents) * ...);
-      reserve_huge(dst, size);
-      dst.resize(size);
+      if (dst.size() != size) {  // else zeros already (ExtractHooks::model_buffer)
+        reserve_huge(dst, size);
+        dst.resize(size);
+      }
       v = View(dst.data(), extents...);
     } else {
       v = a.template take<View>(space_, name, extents...);
