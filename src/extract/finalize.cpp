@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -23,17 +24,19 @@ void host_for(char const* label, int n, F const& f) {
 }
 
 // Frames are float32: in the model image NaN becomes 0 and overflow +-FLT_MAX. (The spectra
-// met the same rules batch by batch: finish_spectra.hpp.)
+// met the same rules batch by batch: finish_spectra.hpp.) Only columns [model_x0, model_x1)
+// can hold such a value: the model is zero outside them.
 void clamp_model_to_float32(FrameResult& res) {
   auto fits = [](double v) { return std::isfinite(v) && std::fabs(v) <= double(FLT_MAX); };
   auto clamp = [&](double& v) {
     if (!fits(v)) v = std::isnan(v) ? 0.0 : std::copysign(double(FLT_MAX), v);
   };
   int const nrow = res.model_ny, ncol = res.model_nx;
+  int const x0 = std::max(res.model_x0, 0), x1 = std::min(res.model_x1, ncol);
   if (!res.model.empty() && std::size_t(nrow) * std::size_t(ncol) == res.model.size())
     host_for("kspecter::extract::finalize_model", nrow, [&](int y) {
       double* row = res.model.data() + std::size_t(y) * std::size_t(ncol);
-      for (int x = 0; x < ncol; ++x) clamp(row[x]);
+      for (int x = x0; x < x1; ++x) clamp(row[x]);
     });
   else
     for (auto& v : res.model) clamp(v);

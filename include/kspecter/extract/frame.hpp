@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace kspecter::extract {
@@ -71,12 +72,14 @@ struct FrameResult {
                                          //   in the bin's footprint (reject.hpp): COSMIC
   std::vector<double> deconvolved_flux;  // [nspec][nwave], f / dw: the unconvolved solution
   int model_nx = 0, model_ny = 0;
-  std::vector<double> model;       // [ny][nx], electrons: sum over kept bins with ivar > 0
-                                   //   of spot x f (empty unless ExtractOptions::model)
-  int model_x0 = 0, model_x1 = 0;  // the model is zero outside columns [model_x0, model_x1)
-  std::vector<int> rejected;       // [nspec] pixels rejected against the model (reject.hpp) on
-                                   //   each spectrum's trace; empty unless reject_sigma > 0
-  int reject_passes = 0;           // extractions after the first (outlier rejection)
+  std::vector<double> model;  // [ny][nx], electrons: sum over kept bins with ivar > 0
+                              //   of spot x f (empty unless ExtractOptions::model)
+  // The model is zero outside columns [model_x0, model_x1) (extract_frame narrows them on a
+  // host backend; by default: anywhere).
+  int model_x0 = 0, model_x1 = std::numeric_limits<int>::max();
+  std::vector<int> rejected;  // [nspec] pixels rejected against the model (reject.hpp) on
+                              //   each spectrum's trace; empty unless reject_sigma > 0
+  int reject_passes = 0;      // extractions after the first (outlier rejection)
   ExtractStats stats;
   std::vector<PatchDebug> debug;  // the debug patches asked for, in plan order
 };

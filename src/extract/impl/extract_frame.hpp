@@ -191,11 +191,6 @@ FrameResult extract_frame_impl(ExecSpace const& space,
     if (!run_again(fc, *ws, arrays, res))
       keep_solve(fc, *ws, run_batches(fc, provider, *ws, arrays, res));
     res.stats.peak_device_bytes = ws->meter.peak;
-    if (opt.model) {
-      bool const narrowed = Workspace<ExecSpace>::results_in_place && !hooks.outputs;
-      res.model_x0 = narrowed ? std::min(ws->model_x0, ws->model_x1) : 0;
-      res.model_x1 = narrowed ? ws->model_x1 : fc.shape.npx;
-    }
     release.emplace(space, "kspecter::extract::release", times);
     if (hooks.buffers) hooks.buffers->keep(ws, ws->own_bytes());
   }

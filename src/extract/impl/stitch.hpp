@@ -176,6 +176,10 @@ void stitch(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace> const& ws,
   if (fc.opt.model) {
     res.model_nx = fc.shape.npx;
     res.model_ny = fc.shape.npy;
+    // A host's model is zero outside the columns its spots reached (frame_model.hpp).
+    bool const narrowed = Workspace<ExecSpace>::results_in_place && !fc.hooks.outputs;
+    res.model_x0 = narrowed ? std::min(ws.model_x0, ws.model_x1) : 0;
+    res.model_x1 = narrowed ? ws.model_x1 : fc.shape.npx;
   }
   if (!fc.hooks.outputs) finalize_frame(res, fc.opt);
 }
