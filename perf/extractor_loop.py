@@ -23,14 +23,13 @@ Extractor's results (they stay on the GPU); extract_frame returns numpy arrays.
 
 import argparse
 import hashlib
-import os
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from kspecter_perf import import_kspecter, layout, psf_file, run
+from kspecter_perf import import_kspecter, layout, psf_file, simulated_frame
 
 
 KEYS = ("specflux", "specivar", "specmask", "Rdiags", "pixmask_fraction", "chi2pix",
@@ -78,10 +77,7 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="kspecter-loop-")
     psf = psf_file(a.psf, tmp)
-    image_file = os.path.join(tmp, "image.fits")
-    run("simulate", "-p", psf, "-o", image_file, "-w", a.wavelength, "-n", str(a.nspec),
-        "--seed", "4", "--noiseless")
-    img = kspecter.read_image(image_file)
+    img = simulated_frame(kspecter, psf, a.nspec, a.wavelength, tmp, "--noiseless")
     expected = np.asarray(img["image"], dtype=np.float64)
     ivar = np.asarray(img["ivar"], dtype=np.float64)
     sigma = np.where(ivar > 0, 1 / np.sqrt(np.where(ivar > 0, ivar, 1)), 0)

@@ -35,6 +35,15 @@ def psf_file(psf, folder):
     return path
 
 
+def simulated_frame(kspecter, psf, nspec, wavelength, folder, *extra):
+    """A frame of spectra 0..nspec on `psf`'s CCD (seed 4; `extra`: more simulate options),
+    made by `kspecter simulate` in `folder`, read back: kspecter.read_image's dict."""
+    path = os.path.join(folder, "image.fits")
+    run("simulate", "-p", psf, "-o", path, "-w", wavelength, "-n", str(nspec), "--seed", "4",
+        *extra)
+    return kspecter.read_image(path)
+
+
 def layout(nspec, wavelength, gpu):
     """extract_frame's arguments for spectra 0..nspec: DESI's bundles of 25 in 5 sub-bundles
     where nspec allows, else one bundle."""

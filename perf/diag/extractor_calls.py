@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from kspecter_perf import import_kspecter, layout, psf_file, run  # noqa: E402
+from kspecter_perf import import_kspecter, layout, psf_file, simulated_frame  # noqa: E402
 
 
 def median_ms(times):
@@ -35,10 +35,7 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="kspecter-calls-")
     psf = psf_file(a.psf, tmp)
-    image_file = os.path.join(tmp, "image.fits")
-    run("simulate", "-p", psf, "-o", image_file, "-w", a.wavelength, "-n", str(a.nspec),
-        "--seed", "4")
-    img = kspecter.read_image(image_file)
+    img = simulated_frame(kspecter, psf, a.nspec, a.wavelength, tmp)
     frame = {"image": cp.asarray(np.asarray(img["image"], dtype=np.float64)),
              "ivar": cp.asarray(np.asarray(img["ivar"], dtype=np.float64))}
     ex = kspecter.Extractor(psf, model=True, **layout(a.nspec, a.wavelength, True))
