@@ -47,9 +47,8 @@ struct FrameModel {
     // The batch's terms continue the pixel's sum (not a sum of their own added to it), so
     // that the model's bits do not depend on where batches split the fibers. The fibers
     // left out reach no spot to this column: the same terms in the same order.
-    model(y, xbox0 + c) =
-        gather.ahead(xbox0 + c, y, y, k0, k1 - k0 + 1, fiber0 + k0, wavepad,
-                     KeptFlux{deconv, ivar, spec0 + k0}, count, model(y, xbox0 + c));
+    model(y, xbox0 + c) = gather(xbox0 + c, y, y, k0, k1 - k0 + 1, fiber0 + k0, wavepad,
+                                 KeptFlux{deconv, ivar, spec0 + k0}, count, model(y, xbox0 + c));
   }
 };
 
@@ -104,8 +103,10 @@ void frame_model_by_bands(FrameContext<ExecSpace> const& fc, Batch const& batch,
       int const ys = b.yc(fiber0 + k, wavepad + w), xs = b.xc(fiber0 + k, wavepad + w);
       int const r0 = std::max(ys, 0), r1 = std::min(ys + s.sny, s.npy);  // its rows
       int const c0 = std::max(xs, 0), c1 = std::min(xs + s.snx, s.npx);  // its columns
-      if (r1 > r0 && c1 > c0) ws.model_x0 = std::min(ws.model_x0, c0);
-      if (r1 > r0 && c1 > c0) ws.model_x1 = std::max(ws.model_x1, c1);
+      if (r1 > r0 && c1 > c0) {
+        ws.model_x0 = std::min(ws.model_x0, c0);
+        ws.model_x1 = std::max(ws.model_x1, c1);
+      }
       for (int band = r0 / band_rows; r1 > r0 && band <= (r1 - 1) / band_rows; ++band) {
         int* const at = &reach[(std::size_t(band) * nf + k) * 2];
         at[0] = std::min(at[0], w);

@@ -161,8 +161,8 @@ struct ModelChi2 {
                 int const x = x0 + c;
                 double out = -1.0;
                 if (usable(y, x)) {
-                  double const model = gather.ahead(x, y, r, p * nslots, nfib, fib0, w0,
-                                                    Solution{rhs, p, m}, rc, 0.0);
+                  double const model =
+                      gather(x, y, r, p * nslots, nfib, fib0, w0, Solution{rhs, p, m}, rc);
                   out = chi2_of(y, x, model);
                 }
                 pix(p, r * ncol + c) = out;

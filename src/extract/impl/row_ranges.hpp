@@ -79,35 +79,13 @@ struct SpotGather {
   int sny, snx;
 
   /// `sum` plus spot x coefficient over the items, added one at a time in item and bin order.
+  /// The loads of kAhead bins are issued before their products are added: what the GPU's
+  /// gathers (FrameModel, ModelChi2) wait on is their loads (perf/gpu_runs.md, session 31).
+  static constexpr int kAhead = 4;
   template <class Coef>
   KOKKOS_INLINE_FUNCTION double operator()(int x, int y, int r, int item0, int nitem, int fiber0,
                                            int bin0, Coef const& coef, long long& count,
                                            double sum = 0.0) const {
-    for (int k = 0; k < nitem; ++k) {
-      int const i = item0 + k;
-      if (x < xr(i, 0) || x >= xr(i, 1)) continue;
-      int const f = fiber0 + k;
-      int const hi = rr(i, r, 1);
-      for (int b = rr(i, r, 0); b <= hi; ++b) {
-        int const dx = x - xc(f, bin0 + b), dy = y - yc(f, bin0 + b);
-        double c;
-        if (dx >= 0 && dx < snx && dy >= 0 && dy < sny && coef(k, b, c)) {
-          sum += spots(f, bin0 + b, dy, dx) * c;
-          ++count;
-        }
-      }
-    }
-    return sum;
-  }
-
-  /// The same sum, the same bits, with the loads of kAhead bins issued before their products
-  /// are added: what the GPU's gathers (FrameModel, ModelChi2) wait on is their loads
-  /// (perf/gpu_runs.md, session 31).
-  static constexpr int kAhead = 4;
-  template <class Coef>
-  KOKKOS_INLINE_FUNCTION double ahead(int x, int y, int r, int item0, int nitem, int fiber0,
-                                      int bin0, Coef const& coef, long long& count,
-                                      double sum) const {
     for (int k = 0; k < nitem; ++k) {
       int const i = item0 + k;
       if (x < xr(i, 0) || x >= xr(i, 1)) continue;
