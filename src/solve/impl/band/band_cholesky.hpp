@@ -151,70 +151,94 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
   Kokkos::parallel_for("kspecter::solve::band_cholesky", policy, kernel);
 }
 
-// The solve on GPUs (Tune::solve_entries > 0): the same substitutions, x in team scratch, and each
-// thread's entries of the next row of L (and the next y) loaded while this row waits on its
-// reduction, so that a row waits on scratch and a reduction, not on a global load. y stays
-// in `rhs` until the backward pass writes x there: no entry is read and written in one row
-// by different threads. One barrier a row. `K` entries a thread: bands to K x team size.
-// A thread's entries are counted from the diagonal (distance d = 1 + me + k nt), not from the
-// band's edge, so that a wider band (a batch with a wider patch: extract's BandSolve) only
-// adds zeros at the end of each thread's sum: the same bits whatever the batching. Counted
-// from the edge, a wider band handed each thread another thread's entries, and the team
-// reduction, which joins neighbouring threads' partials first, grouped the sum otherwise.
-template <int K, class Member>
-KOKKOS_INLINE_FUNCTION void band_solve_prefetched(Member const& team, double const* L, double* y,
-                                                  double* x, int n, int w) {
-  int const b = w - 1, nt = team.team_size(), me = team.team_rank();
-  double cur[K], nxt[K];
-  auto const load = [&](int i, double(&dst)[K]) {
+// The solve on GPUs (Tune::solve_entries > 0): a matrix per thread of the team, whose
+// Tune::solve_lanes vector lanes (a warp) hold K entries of each row of L in registers, x in
+// team scratch. Lane l holds the entries at distance d = 1 + l + k V from the diagonal, so
+// that a wider band (a batch with a wider patch: extract's BandSolve) only adds zeros at the
+// end of each lane's sum, and the lanes' tree sum groups the same partials: the same bits
+// whatever the batching. Rows i + 1 ... i + A are loaded while row i waits on its sum: a row
+// waits on scratch and the lanes' shuffles, not on a global load, and no team barrier is
+// taken (docs/architecture.md, "The band solve a warp a matrix").
+// Forward: every lane computes x_i from the broadcast sum and stores it, so each lane reads
+// back only entries it wrote itself. Backward: the axpys of row i go to entries that other
+// lanes update in the next rows, hence one sync of the lanes a row.
+template <int K, int A, int V>
+struct BandSolveLanes {
+  double const* L;
+  double* y;
+  double* x;
+  int n, w, lane;
+
+  KOKKOS_INLINE_FUNCTION void load(int i, double (&dst)[K], double& yi, double& di) const {
+    int const b = w - 1;
     double const* li = L + std::size_t(i) * w;
     KSPECTER_UNROLL
     for (int k = 0; k < K; ++k) {
-      int const d = 1 + me + k * nt;
+      int const d = 1 + lane + k * V;
       dst[k] = d <= b ? li[b - d] : 0.0;
     }
-  };
-  load(0, cur);
-  double ynext = y[0], dnext = L[b];
-  for (int i = 0; i < n; ++i) {
-    double const yi = ynext, di = dnext;
-    if (i + 1 < n) {
-      load(i + 1, nxt);
-      ynext = y[i + 1];
-      dnext = L[std::size_t(i + 1) * w + b];
-    }
-    double s = 0.0;
-    KSPECTER_UNROLL
-    for (int k = 0; k < K; ++k) {
-      int const d = 1 + me + k * nt;
-      if (d <= b && i - d >= 0) s += cur[k] * x[i - d];
-    }
-    Kokkos::Sum<double> sum(s);
-    team.team_reduce(sum);
-    if (me == 0) x[i] = (yi - s) / di;
-    team.team_barrier();
-    KSPECTER_UNROLL
-    for (int k = 0; k < K; ++k) cur[k] = nxt[k];
+    yi = y[i];
+    di = li[b];
   }
-  load(n - 1, cur);
-  dnext = L[std::size_t(n - 1) * w + b];
-  for (int i = n - 1; i >= 0; --i) {
-    double const xi = x[i] / dnext;
-    if (i > 0) {
-      load(i - 1, nxt);
-      dnext = L[std::size_t(i - 1) * w + b];
-    }
-    if (me == 0) y[i] = xi;
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void forward(Member const& team) const {
+    int const b = w - 1;
+    double row[A][K], ya[A], da[A];
     KSPECTER_UNROLL
-    for (int k = 0; k < K; ++k) {
-      int const d = 1 + me + k * nt;
-      if (d <= b && i - d >= 0) x[i - d] -= cur[k] * xi;
+    for (int j = 0; j < A; ++j)
+      if (j < n) load(j, row[j], ya[j], da[j]);
+    for (int i0 = 0; i0 < n; i0 += A) {
+      KSPECTER_UNROLL
+      for (int j = 0; j < A; ++j) {
+        int const i = i0 + j;
+        if (i >= n) break;
+        double s = 0.0;
+        KSPECTER_UNROLL
+        for (int k = 0; k < K; ++k) {
+          int const d = 1 + lane + k * V;
+          if (d <= b && i - d >= 0) s += row[j][k] * x[i - d];
+        }
+        double tot = 0.0;  // lane l adds its own s: the lanes' tree sum
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, V), [&](int, double& acc) { acc += s; }, tot);
+        x[i] = (ya[j] - tot) / da[j];
+        if (i + A < n) load(i + A, row[j], ya[j], da[j]);
+      }
     }
-    team.team_barrier();
-    KSPECTER_UNROLL
-    for (int k = 0; k < K; ++k) cur[k] = nxt[k];
   }
-}
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void backward(Member const& team) const {
+    int const b = w - 1;
+    double row[A][K], ya[A], da[A];  // ya unused: y is overwritten by x
+    KSPECTER_UNROLL
+    for (int j = 0; j < A; ++j)
+      if (n - 1 - j >= 0) load(n - 1 - j, row[j], ya[j], da[j]);
+    for (int i0 = n - 1; i0 >= 0; i0 -= A) {
+      KSPECTER_UNROLL
+      for (int j = 0; j < A; ++j) {
+        int const i = i0 - j;
+        if (i < 0) break;
+        double const xi = x[i] / da[j];
+        if (lane == 0) y[i] = xi;
+        KSPECTER_UNROLL
+        for (int k = 0; k < K; ++k) {
+          int const d = 1 + lane + k * V;
+          if (d <= b && i - d >= 0) x[i - d] -= row[j][k] * xi;
+        }
+        if (i - A >= 0) load(i - A, row[j], ya[j], da[j]);
+        lane_sync(team);
+      }
+    }
+  }
+
+  // Kokkos ends a vector loop with a sync of the thread's lanes (a GPU's), and has no other.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION static void lane_sync(Member const& team) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 1), [](int) {});
+  }
+};
 
 // Forward substitution by rows (a dot product of each row of L with the solved part) and
 // backward substitution by rows of L as axpys (x_i is final once the rows below have been
@@ -236,17 +260,25 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
     throw ParameterError("solve::band_cholesky_solve: shapes of L and b do not match");
   if (nmat == 0 || n == 0) return;
   int const b = w - 1;
-  constexpr int K = Tune::solve_entries;  // entries of a row a thread holds (GPU path)
+  constexpr int K = Tune::solve_entries;  // entries of a row a lane holds (GPU path)
   if constexpr (K > 0) {
-    int const bytes = int(Scratch::shmem_size(n));
-    if (b <= K * Tune::team_size && bytes <= Policy::scratch_size_max(0)) {
+    constexpr int V = Tune::solve_lanes, T = Tune::solve_team;
+    int const bytes = int(Scratch::shmem_size(std::size_t(T) * n));
+    if (b <= K * V && bytes <= Policy::scratch_size_max(0)) {
       auto kernel = KOKKOS_LAMBDA(Member const& team) {
-        int const p = team.league_rank();
-        Scratch x(team.team_scratch(0), n);
-        band_solve_prefetched<K>(team, &l(p, 0, 0), &rhs(p, 0), x.data(), n, w);
+        int const p = team.league_rank() * T + team.team_rank();
+        if (p >= nmat) return;  // no barrier follows: a matrix's lanes work alone
+        int lane = 0;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, V), [&](int l) { lane = l; });
+        Scratch x(team.team_scratch(0), std::size_t(T) * n);
+        BandSolveLanes<K, Tune::solve_ahead, V> const s{
+            &l(p, 0, 0), &rhs(p, 0), x.data() + std::size_t(team.team_rank()) * n, n, w, lane};
+        s.forward(team);
+        BandSolveLanes<K, Tune::solve_ahead, V>::lane_sync(team);
+        s.backward(team);
       };
       Policy const policy =
-          Policy(space, nmat, Tune::team_size).set_scratch_size(0, Kokkos::PerTeam(bytes));
+          Policy(space, (nmat + T - 1) / T, T, V).set_scratch_size(0, Kokkos::PerTeam(bytes));
       Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
       return;
     }
