@@ -175,6 +175,38 @@ void shape_row(char const* name, Space const& space, solve::BandBatch<mem> prist
               chol.best(), blocks.best(), diff / scale);
 }
 
+/// The backend's band tuning with another launch shape of band_cholesky_solve's GPU path:
+/// matrices a team, rows loaded ahead, teams an SM (launch bound).
+template <int Team, int Ahead, int PerSm>
+struct SolveShape : solve::BandTuning<Space> {
+  static constexpr int solve_team = Team, solve_ahead = Ahead, solve_teams_per_sm = PerSm;
+};
+
+/// One row of the solve's launch-shape table: best of reps on the factors in `l`, and the
+/// largest relative difference from `ref` (the dense path's x, fiber-major).
+template <class Tune>
+void solve_row(Space const& space, solve::BandBatch<mem> l, solve::VectorBatch<mem> y0w,
+               std::vector<double> const& ref, int ns, int m, int reps) {
+  solve::VectorBatch<mem> x("x", y0w.extent(0), y0w.extent(1));
+  Timing t;
+  for (int r = 0; r < reps + 1; ++r) {
+    Kokkos::deep_copy(space, x, y0w);
+    timed(space, &t, r > 0, [&] { solve::detail::band_cholesky_solve_impl<Tune>(space, l, x); });
+  }
+  auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  int const n = int(x.extent(1));
+  double diff = 0, scale = 0;
+  for (std::size_t p = 0; p < x.extent(0); ++p)
+    for (int u = 0; u < n; ++u) {
+      double const r = ref[p * n + u];
+      diff = std::max(diff, std::fabs(h(p, (u % m) * ns + u / m) - r));
+      scale = std::max(scale, std::fabs(r));
+    }
+  std::printf(
+      "solve: %d matrices a team, %d rows ahead, %2d teams/SM %10.5f s  max rel diff %.2e\n",
+      Tune::solve_team, Tune::solve_ahead, Tune::solve_teams_per_sm, t.best(), diff / scale);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -401,6 +433,15 @@ int main(int argc, char** argv) {
       row(Shape<B::factor_team_size, B::blocks_team_size, 2, B::tiles, B::blocks_teams_per_sm,
                 false>{},
           "blocks: grouped, 2 rows a group");
+      std::vector<double> xref(hy.data(), hy.data() + hy.span());
+      solve_row<SolveShape<B::solve_team, B::solve_ahead, B::solve_teams_per_sm>>(
+          space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<4, 2, 8>>(space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<2, 2, 18>>(space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<2, 1, 18>>(space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<2, 2, 0>>(space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<1, 2, 0>>(space, ab, y0w, xref, ns, m, reps);
+      solve_row<SolveShape<4, 1, 10>>(space, ab, y0w, xref, ns, m, reps);
       if constexpr (B::dmma) {
         row(DmmaShape<false>{}, "blocks: grouped, no DMMA");
         row(DmmaShape<true, 4, 5>{}, "blocks: DMMA, 4 warps, 5 teams/SM");

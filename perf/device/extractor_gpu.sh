@@ -15,7 +15,8 @@
 # more arguments for them (say "--model 1 --budget 64": the Extractor's one batch, model made).
 # KSPECTER_LOOP_MODES: the loops' modes, comma-separated (default "--gpu,--gpu --cupy"; ""
 # leaves out the loops); KSPECTER_LOOP_TREES="after before" runs them with
-# the earlier tree's module too (this tree's perf/extractor_loop.py).
+# the earlier tree's module too (this tree's perf/extractor_loop.py). KSPECTER_DEVICE_TARGETS:
+# more targets of this tree to build (say "bench_band", run after the script by the call).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
 trees=after
@@ -23,7 +24,8 @@ trees=after
 for tree in $trees; do
   src="$here"; [ "$tree" = before ] && src="$here/.gpu-before"
   note "build $tree"
-  device_build "$tree" "$src" "bench_extract"
+  targets="bench_extract"; [ "$tree" = after ] && targets="bench_extract ${KSPECTER_DEVICE_TARGETS:-}"
+  device_build "$tree" "$src" "$targets"
 done
 
 note "batching and the frame's bits: 4 batches (4 GiB) against 1 (64 GiB)"

@@ -256,6 +256,7 @@ struct GpuShapedTune {
   // The solve's GPU path with one lane a matrix (a host's vector length), Team matrices a team.
   static constexpr int solve_entries = 80;  // every test band
   static constexpr int solve_lanes = 1, solve_team = Team, solve_ahead = 3;
+  static constexpr int solve_teams_per_sm = 0;
   static constexpr int blocks_team_size = Team;
   static constexpr int rows = Rows;
   static constexpr int tiles = Tiles;

@@ -39,12 +39,7 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // time by flush()), then take a pair each, summed by overlap() as on the host.
 //
 // kRhsOnly: y and fluxweight alone, summed exactly as above, for a frame that keeps the last
-// frame's factor (reuse.hpp): no matrix entry is touched. A spot lies in about two patches
-// (its neighbour fibers' and the wavelength padding's), and where no window cuts it its sums
-// are the same in each. So y comes in two passes (assemble_rhs): pass 1 sums the core spots,
-// each in the one patch whose core it is, and records in `owner` where an uncut one's sums
-// went; pass 2 copies those into the other patches and sums only the spots a window cuts or
-// no patch owns. The copies are the sums themselves: the same bits as a pass over all.
+// frame's factor (reuse.hpp): no matrix entry is touched.
 template <class ExecSpace, class Solve, bool kRhsOnly = false>
 struct AssembleICov {
   static constexpr bool kBand = is_band_v<Solve>;
@@ -60,11 +55,7 @@ struct AssembleICov {
   int nslots, m, sny, snx, npix_y, npix_x;
   int scratch_level;  // 0, or 1 where spots too large for level 0 make it
   solve::BandBatch<typename ExecSpace::memory_space> band;  // band path: [P][n][hw + 1]
-  // kRhsOnly's passes (0: every spot summed in every patch, as the full assembly): owner of
-  // spot (batch fiber, padded bin) = p * n + i of the sums that hold it, -1 for none.
-  int pass = 0, wavepad = 0;
-  Kokkos::View<int**, Kokkos::LayoutRight, typename T::mem> owner;
-  static constexpr int V = T::Tune::assembly_vector;  // vector lanes per thread
+  static constexpr int V = T::Tune::assembly_vector;        // vector lanes per thread
 
   /// Team scratch: each fiber slot's range of spot columns over the patch's bins and, on a GPU,
   /// each thread's PairBuffer.
@@ -281,38 +272,10 @@ struct AssembleICov {
     });
   }
 
-  KOKKOS_INLINE_FUNCTION bool core_slot(int p, int k1) const {
-    return k1 >= ptab(p).core && k1 < ptab(p).core + ptab(p).ncore;
-  }
-
-  // kRhsOnly's passes for spot (k1, w1), unknown i, of patch p; `whole`: no window row cuts
-  // it (its rows are the CCD's). True when the spot takes no sum here: pass 1 leaves the
-  // padding to pass 2, which leaves the core and copies what pass 1 summed for another patch.
-  KOKKOS_INLINE_FUNCTION bool shared_sums(Member const& t, int p, int k1, int w1, int i,
-                                          bool whole) const {
-    int const wc = w1 - wavepad, f = ptab(p).fib0 + k1, g = ptab(p).wave0 + w1;
-    bool const core = core_slot(p, k1) && wc >= 0 && wc < ptab(p).nkeep;
-    if (core != (pass == 1)) return true;
-    if (!whole) return false;
-    if (pass == 1) {
-      Kokkos::single(Kokkos::PerThread(t), [&]() { owner(f, g) = p * int(rhs.extent(1)) + i; });
-      return false;
-    }
-    int const o = owner(f, g);
-    if (o < 0) return false;
-    Kokkos::single(Kokkos::PerThread(t), [&]() {
-      int const q = o / int(rhs.extent(1)), j = o - q * int(rhs.extent(1));
-      rhs(p, i) = rhs(q, j);
-      fw(p, i) = fw(q, j);
-    });
-    return true;
-  }
-
   // pb: the thread's PairBuffer (on the host its aw only: each pair is stored at once).
   KOKKOS_INLINE_FUNCTION void slot(Member const& t, int p, int k1, int const* xr, PairBuffer* pb,
                                    long long& macs) const {
     int const fib0 = ptab(p).fib0, nfib = ptab(p).nfib, w0 = ptab(p).wave0;
-    if (pass == 1 && !core_slot(p, k1)) return;
     if (k1 >= nfib) {  // identity padding: a decoupled unknown with nothing to fit
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, m), [&](int w1) {
         int const i = k1 * m + w1;
@@ -353,10 +316,6 @@ struct AssembleICov {
           {
             int const r0 = imax(ya, ylo), r1 = imin(ya + sny, yhi);
             int const c0 = imax(xa, 0), c1 = imin(xa + snx, npix_x);
-            if constexpr (kRhsOnly)
-              if (pass != 0 &&
-                  shared_sums(t, p, k1, w1, i, r0 == imax(ya, 0) && r1 == imin(ya + sny, npix_y)))
-                return;
             double sy = 0, sw = 0;
             if constexpr (T::Tune::host_loops) {
               double* const aw = pb->aw;  // y alone keeps no copy
@@ -543,53 +502,26 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   return macs;
 }
 
-/// y = A^T W p and fluxweight of the batch's patches alone (AssembleICov's kRhsOnly, in its
-/// two passes), for a frame that keeps the last frame's factor (reuse.hpp); the same sums, bit
-/// for bit.
+/// y = A^T W p and fluxweight of the batch's patches alone (AssembleICov's kRhsOnly), for a
+/// frame that keeps the last frame's factor (reuse.hpp); the same sums, bit for bit.
 template <class ExecSpace, class Solve>
 void assemble_rhs(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
-                  Workspace<ExecSpace>& ws, Solve) {
+                  Workspace<ExecSpace> const& ws, Solve) {
   using T = Types<ExecSpace>;
   using Policy = typename T::Policy;
   using F = AssembleICov<ExecSpace, Solve, true>;
   StageTimer<ExecSpace> st(fc.space, "kspecter::extract::assembly", fc.times);
   FrameShape const& s = fc.shape;
-  auto const owner = ws.spot_owners(b.spots.extent(0), b.spots.extent(1));
-  fill_span(fc.space, owner, -1);
+  long long macs = 0;
   int const league = T::Tune::host_loops ? b.P : b.P * s.nslots;
   std::size_t const bytes = F::scratch_bytes(s.nslots, s.sny * s.snx);
   int const level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
-  F f{b.spots,
-      b.xc,
-      b.yc,
-      b.ptab,
-      ws.weight_strip(),
-      fc.image,
-      b.icov,
-      b.rhs,
-      b.fw,
-      s.nslots,
-      s.m,
-      s.sny,
-      s.snx,
-      s.npy,
-      s.npx,
-      level,
-      b.band,
-      1,
-      fc.plan.wavepad,
-      owner};
-  char const* const label[2] = {"kspecter::extract::assemble_rhs_core",
-                                "kspecter::extract::assemble_rhs_rest"};
-  for (int pass = 1; pass <= 2; ++pass) {
-    long long macs = 0;
-    f.pass = pass;
-    Kokkos::parallel_reduce(
-        label[pass - 1],
-        Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
-            .set_scratch_size(level, Kokkos::PerTeam(bytes)),
-        f, macs);
-  }
+  Kokkos::parallel_reduce("kspecter::extract::assemble_rhs",
+                          Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
+                              .set_scratch_size(level, Kokkos::PerTeam(bytes)),
+                          F{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), fc.image, b.icov, b.rhs,
+                            b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, level, b.band},
+                          macs);
 }
 
 }  // namespace kspecter::extract::detail

@@ -193,21 +193,6 @@ class Workspace {
     q_rowsums = Kokkos::View<double*, mem>();
   }
 
-  // Where a repeat's pass 1 of y left each spot's sums (assembly.hpp, assemble_rhs).
-  Kokkos::View<int**, Kokkos::LayoutRight, mem> spot_owner;
-
-  /// The spot owners' table for `nfib` x `nbin` spots (metered).
-  Kokkos::View<int**, Kokkos::LayoutRight, mem> spot_owners(std::size_t nfib, std::size_t nbin) {
-    if (spot_owner.extent(0) != nfib || spot_owner.extent(1) != nbin) {
-      meter.release(spot_owner.span() * sizeof(int));
-      spot_owner = Kokkos::View<int**, Kokkos::LayoutRight, mem>();
-      spot_owner =
-          allocate<decltype(spot_owner)>(space_, "kspecter::extract::spot_owner", nfib, nbin);
-      meter.hold(nfib * nbin * sizeof(int));
-    }
-    return spot_owner;
-  }
-
   void forget_ranges() {
     ranges_kept = false;
     if (model_ranges) meter.release(model_ranges->bytes());

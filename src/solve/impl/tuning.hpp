@@ -105,8 +105,9 @@ struct BandTuning {
   /// band_cholesky_solve: entries of a band row each thread holds in registers (its GPU path,
   /// for bands up to solve_entries x team_size; 0: the plain loops).
   static constexpr int solve_entries = 0;
-  /// Its GPU path: vector lanes a matrix (a warp), matrices a team, rows loaded ahead.
-  static constexpr int solve_lanes = 1, solve_team = 1, solve_ahead = 1;
+  /// Its GPU path: vector lanes a matrix (a warp), matrices a team, rows loaded ahead, and
+  /// teams an SM must hold at once (its launch bound; 0: none).
+  static constexpr int solve_lanes = 1, solve_team = 1, solve_ahead = 1, solve_teams_per_sm = 0;
   static constexpr int blocks_team_size = 1;  // band_strided_inverse_blocks
   /// GPU path of band_strided_inverse_blocks only: rows of Z made between two barriers,
   /// and the most 2 x 2 tiles of a block's lower triangle a thread accumulates in registers.
@@ -131,7 +132,8 @@ struct BandTuning<Kokkos::Cuda> {
   static constexpr int factor_panel = 8, factor_panel_rows = 5;
   static constexpr int team_size = 32;     // band_cholesky_solve's plain loops (bands over 128)
   static constexpr int solve_entries = 4;  // bands to 128: a row of 66 is 3 entries a lane
-  static constexpr int solve_lanes = 32, solve_team = 2, solve_ahead = 4;
+  // 4700 matrices of a full r frame at once: 40 warps an SM (51 registers a thread).
+  static constexpr int solve_lanes = 32, solve_team = 2, solve_ahead = 2, solve_teams_per_sm = 18;
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;   // the window and 4 rows of L fit 40 KB for bands to 65
   static constexpr int tiles = 6;  // 37 x 38 / 2 = 703 tiles for m = 74, over 128 threads
@@ -151,7 +153,7 @@ struct BandTuning<compat::HIP> {
   static constexpr int factor_panel = 8, factor_panel_rows = 10;
   static constexpr int team_size = 64;     // one wavefront
   static constexpr int solve_entries = 2;  // bands to 128
-  static constexpr int solve_lanes = 64, solve_team = 1, solve_ahead = 4;
+  static constexpr int solve_lanes = 64, solve_team = 1, solve_ahead = 2, solve_teams_per_sm = 0;
   static constexpr int blocks_team_size = 128;
   static constexpr int rows = 4;
   static constexpr int tiles = 6;

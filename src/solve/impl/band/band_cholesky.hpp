@@ -240,6 +240,41 @@ struct BandSolveLanes {
   }
 };
 
+// The GPU path with the fewest entries a lane that hold band rows of k V entries (K >= k;
+// down to solve_entries - 3): registers, not the widest band it could take, bound how many
+// matrices an SM holds at once. False when the team's scratch does not fit.
+template <class Tune, int K, class ExecSpace>
+bool band_solve_lanes(ExecSpace const& space, BandBatch<typename ExecSpace::memory_space> l,
+                      VectorBatch<typename ExecSpace::memory_space> rhs, int k) {
+  if constexpr (K > 1 && K > Tune::solve_entries - 3)
+    if (k < K) return band_solve_lanes<Tune, K - 1>(space, l, rhs, k);
+  constexpr int V = Tune::solve_lanes, T = Tune::solve_team, A = Tune::solve_ahead;
+  using Policy =
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<T * V, Tune::solve_teams_per_sm>>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  int const nmat = int(l.extent(0)), n = int(l.extent(1)), w = int(l.extent(2));
+  int const bytes = int(Scratch::shmem_size(std::size_t(T) * n));
+  if (bytes > Policy::scratch_size_max(0)) return false;
+  auto kernel = KOKKOS_LAMBDA(Member const& team) {
+    int const p = team.league_rank() * T + team.team_rank();
+    if (p >= nmat) return;  // no barrier follows: a matrix's lanes work alone
+    int lane = 0;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, V), [&](int i) { lane = i; });
+    Scratch x(team.team_scratch(0), std::size_t(T) * n);
+    BandSolveLanes<K, A, V> const s{
+        &l(p, 0, 0), &rhs(p, 0), x.data() + std::size_t(team.team_rank()) * n, n, w, lane};
+    s.forward(team);
+    BandSolveLanes<K, A, V>::lane_sync(team);
+    s.backward(team);
+  };
+  Policy const policy =
+      Policy(space, (nmat + T - 1) / T, T, V).set_scratch_size(0, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
+  return true;
+}
+
 // Forward substitution by rows (a dot product of each row of L with the solved part) and
 // backward substitution by rows of L as axpys (x_i is final once the rows below have been
 // subtracted from it), so that both read L along its contiguous rows. The plain loops give
@@ -260,28 +295,10 @@ void band_cholesky_solve_impl(ExecSpace const& space, BandBatch<typename ExecSpa
     throw ParameterError("solve::band_cholesky_solve: shapes of L and b do not match");
   if (nmat == 0 || n == 0) return;
   int const b = w - 1;
-  constexpr int K = Tune::solve_entries;  // entries of a row a lane holds (GPU path)
-  if constexpr (K > 0) {
-    constexpr int V = Tune::solve_lanes, T = Tune::solve_team;
-    int const bytes = int(Scratch::shmem_size(std::size_t(T) * n));
-    if (b <= K * V && bytes <= Policy::scratch_size_max(0)) {
-      auto kernel = KOKKOS_LAMBDA(Member const& team) {
-        int const p = team.league_rank() * T + team.team_rank();
-        if (p >= nmat) return;  // no barrier follows: a matrix's lanes work alone
-        int lane = 0;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, V), [&](int l) { lane = l; });
-        Scratch x(team.team_scratch(0), std::size_t(T) * n);
-        BandSolveLanes<K, Tune::solve_ahead, V> const s{
-            &l(p, 0, 0), &rhs(p, 0), x.data() + std::size_t(team.team_rank()) * n, n, w, lane};
-        s.forward(team);
-        BandSolveLanes<K, Tune::solve_ahead, V>::lane_sync(team);
-        s.backward(team);
-      };
-      Policy const policy =
-          Policy(space, (nmat + T - 1) / T, T, V).set_scratch_size(0, Kokkos::PerTeam(bytes));
-      Kokkos::parallel_for("kspecter::solve::band_cholesky_solve", policy, kernel);
+  if constexpr (Tune::solve_entries > 0) {  // the GPU path, K entries a lane for bands to K V
+    int const k = (b + Tune::solve_lanes - 1) / Tune::solve_lanes;
+    if (k <= Tune::solve_entries && band_solve_lanes<Tune, Tune::solve_entries>(space, l, rhs, k))
       return;
-    }
   }
   auto kernel = KOKKOS_LAMBDA(Member const& team) {
     int const p = team.league_rank();
