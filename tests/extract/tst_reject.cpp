@@ -351,22 +351,26 @@ TEST(extractor, reworks_only_the_patches_whose_weights_changed_on_every_backend)
     for (auto [py, px] : pixels) w[std::size_t(py) * first.nx + px] = 0;
     return w;
   };
-  std::vector<std::pair<int, int>> track, column, many;
+  std::vector<std::pair<int, int>> track, column, block, many;
   for (int i = 0; i < 4; ++i) track.push_back({y + i, x + i / 2});
   for (int i = 0; i < 40; ++i) column.push_back({y - 200 + i, x - 3});
+  // Every pixel of a few of the fiber's spots: their fluxweight falls to 0 (ivar 0, masked),
+  // which the kept fluxweight must follow.
+  for (int py = y + 100; py < y + 130; ++py)
+    for (int px = x - 12; px <= x + 12; ++px) block.push_back({py, px});
   for (int py = 0; py < first.ny; py += 3)
     for (int px = py % 7; px < first.nx; px += 7) many.push_back({py, px});
   std::vector<float> const ivar_track = with_zeros(track), ivar_column = with_zeros(column);
-  std::vector<float> const ivar_many = with_zeros(many);
+  std::vector<float> const ivar_many = with_zeros(many), ivar_block = with_zeros(block);
   struct Call {
     std::vector<float> const* ivar;
     bool reused;
     bool reworked;  // a few patches
   };
-  std::vector<Call> const calls = {{&first.ivar, false, false}, {&ivar_track, true, true},
-                                   {&ivar_track, true, false},  {&ivar_column, true, true},
-                                   {&first.ivar, true, true},   {&ivar_many, false, false},
-                                   {&first.ivar, false, false}};
+  std::vector<Call> const calls = {
+      {&first.ivar, false, false}, {&ivar_track, true, true},  {&ivar_track, true, false},
+      {&ivar_column, true, true},  {&first.ivar, true, true},  {&ivar_block, true, true},
+      {&first.ivar, true, true},   {&ivar_many, false, false}, {&first.ivar, false, false}};
   for (std::string const& backend : ex::backend_list()) {
     ex::Extractor warm(backend, psf, o);
     for (std::size_t c = 0; c < calls.size(); ++c) {

@@ -164,8 +164,8 @@ struct ScatterRework {
 
 /// Assembles, factorises and forms Q again for the patches `ids` of the kept solve's batch,
 /// and puts the results in its place: the band factor and Q in the batch buffers, the prior's
-/// minweight, the status in the kept one; the kept strip becomes this frame's. Adds the
-/// assembly's products to `res`.
+/// minweight and the fluxweight, the status in the kept one; the kept strip becomes this frame's.
+/// Adds the assembly's products to `res`.
 template <class ExecSpace>
 void rework_patches(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
                     KeptSolve<typename ExecSpace::memory_space>& k, std::vector<int> const& ids,
@@ -208,6 +208,12 @@ void rework_patches(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws,
       ScatterRework<mem>{r.ids, Flat(r.band.data(), count * nband),
                          Flat(ws.cblk_all.data(), P * nband), Flat(r.qb.data(), count * nq),
                          Flat(ws.q_all.data(), P * nq), nband, nq});
+  // Their fluxweight too: a repeat's y leaves the kept one (assemble_rhs).
+  auto const fw_from = r.fw, fw_to = ws.fw_all;
+  int const n = s.n;
+  Kokkos::parallel_for(
+      "kspecter::extract::rework::scatter_fluxweight", Range(fc.space, 0, count * n),
+      KOKKOS_LAMBDA(int e) { fw_to(which(e / n), e % n) = fw_from(e / n, e % n); });
   auto const minw_from = r.minw, minw_to = ws.minw_all;
   auto const info_from = r.info, info_to = k.info;
   Kokkos::parallel_for(

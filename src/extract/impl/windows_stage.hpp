@@ -10,18 +10,20 @@
 
 namespace kspecter::extract::detail {
 
-// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; over
-// the CCD columns [x0, x0 + ncol) of every row (a batch's strip), stored from column 0.
+// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; and the
+// weighted image W p (0 where W = 0), which y = A^T W p sums (assembly.hpp); over the CCD
+// columns [x0, x0 + ncol) of every row (a batch's strip), stored from column 0.
 template <class ExecSpace>
 struct SanitizeWeights {
   typename Types<ExecSpace>::Image image, ivar;
-  Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> w;
+  Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> w, wp;
   int x0, ncol;
   KOKKOS_INLINE_FUNCTION void operator()(long idx) const {
     int const y = static_cast<int>(idx / ncol), c = static_cast<int>(idx % ncol);
     double const v = ivar(y, x0 + c), p = image(y, x0 + c);
     bool const ok = compat::isfinite(v) && compat::isfinite(p) && v > 0;
     w(y, c) = ok ? v : 0.0;
+    wp(y, c) = ok ? v * p : 0.0;
   }
 };
 
@@ -79,10 +81,11 @@ struct PixelWindows {
 template <class ExecSpace>
 void sanitize_weights(FrameContext<ExecSpace> const& fc, Workspace<ExecSpace>& ws, int x0,
                       int ncol) {
-  Kokkos::parallel_for("kspecter::extract::sanitize_weights",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(
-                           fc.space, 0, long(fc.shape.npy) * ncol),
-                       SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, x0, ncol});
+  Kokkos::parallel_for(
+      "kspecter::extract::sanitize_weights",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(fc.space, 0,
+                                                              long(fc.shape.npy) * ncol),
+      SanitizeWeights<ExecSpace>{fc.image, fc.ivar, ws.weights, ws.weighted, x0, ncol});
 }
 
 /// The batch's windows and weight strip. `kept`: the windows are the last frame's (a repeat

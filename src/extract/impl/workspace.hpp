@@ -161,7 +161,8 @@ class Workspace {
   compat::SideInstance<ExecSpace> quality_side;
 
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
-  Array2 weights;  // [npy][ncol], grown when a batch's strip is wider
+  Array2 weights;   // [npy][ncol], grown when a batch's strip is wider
+  Array2 weighted;  // the weighted image W p over the same strip (0 where W = 0)
   int weights_x0 = 0, weights_ncol = 0;
   MemoryMeter meter;
   // Set by a one-batch frame that allows reuse (ExtractHooks::reuse_factor), dropped by any
@@ -275,26 +276,34 @@ class Workspace {
     std::size_t const rrow = std::max(rr_all.extent(1), std::size_t(with_headroom(nrow)));
     meter.release(window_bytes_);
     ranges_kept = false;  // rr_all goes
-    weights = Array2(), pix_all = typename T::Vec(), rr_all = typename T::Ranges();
+    weights = Array2(), weighted = Array2(), pix_all = typename T::Vec(),
+    rr_all = typename T::Ranges();
     windows_ = Arena<mem>::off();  // the old memory goes before the new comes
     windows_ = Arena<mem>::make(
         space_, "kspecter::extract::windows", !results_in_place, [&](Arena<mem>& a) {
           weights = a.template take<Array2>(space_, "kspecter::extract::weights", shape_.npy, wcol);
+          weighted = a.template take<Array2>(space_, "kspecter::extract::weighted_image",
+                                             shape_.npy, wcol);
           pix_all = a.template take<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax,
                                                      pcol);
           rr_all = a.template take<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
                                                        pmax * shape_.nslots, rrow, 2);
         });
     advise_huge_pages(weights);  // written whole by the sanitizing kernel
+    advise_huge_pages(weighted);
     advise_huge_pages(pix_all);
-    window_bytes_ = windows_.bytes() + windows_.outside(weights) + windows_.outside(pix_all) +
-                    windows_.outside(rr_all);
+    window_bytes_ = windows_.bytes() + windows_.outside(weights) + windows_.outside(weighted) +
+                    windows_.outside(pix_all) + windows_.outside(rr_all);
     meter.hold(window_bytes_);
   }
 
   /// The weights as the kernels index them (by CCD column).
   WeightStrip<mem> weight_strip() const {
     return {Kokkos::subview(weights, Kokkos::ALL, std::make_pair(0, weights_ncol)), weights_x0};
+  }
+  /// The weighted image W p, indexed as the weights.
+  WeightStrip<mem> weighted_strip() const {
+    return {Kokkos::subview(weighted, Kokkos::ALL, std::make_pair(0, weights_ncol)), weights_x0};
   }
 
   /// The dense matrices [pmax][n][n], for the batches that take the dense path (allocated
