@@ -39,7 +39,11 @@ KOKKOS_INLINE_FUNCTION void small_divmod(int n, int d, float rd, int& q, int& r)
 // time by flush()), then take a pair each, summed by overlap() as on the host.
 //
 // kRhsOnly: y alone, summed exactly as above, for a frame that keeps the last frame's factor
-// (reuse.hpp): no matrix entry is touched, and fluxweight is the kept one (its weights are).
+// (reuse.hpp): no matrix entry is touched. A host sums y as A^T (W p) from the weighted image
+// and keeps the last fluxweight (its weights are the kept ones): a third fewer loads, 11.7 ->
+// 7.7 ms a bundle on 2 cores. A GPU sums (A W)^T p from the weights and the image, and
+// fluxweight again: the weighted image's fewer loads made an H200's y slower, 2.5 -> 2.7-2.9
+// ms (perf/gpu_runs.md, session 32).
 template <class ExecSpace, class Solve, bool kRhsOnly = false>
 struct AssembleICov {
   static constexpr bool kBand = is_band_v<Solve>;
@@ -48,7 +52,8 @@ struct AssembleICov {
   typename T::Spots spots;
   typename T::Corners xc, yc;
   typename T::CTable ptab;
-  WeightStrip<typename T::mem> w, wp;  // W and the weighted image W p
+  WeightStrip<typename T::mem> w, wp;  // W and, on a host, the weighted image W p
+  typename T::Image image;             // p, which a GPU reads
   typename T::Mat icov;                // dense path: [P][n][n]
   typename T::Vec rhs, fw;
   int nslots, m, sny, snx, npix_y, npix_x;
@@ -114,29 +119,32 @@ struct AssembleICov {
     for (int k = l; k < npx; k += V, p.step()) f(p.r, p.c);
   }
 
-  // y alone (kRhsOnly) on a GPU: lane l's share of y over its pixels l, l + V, ... of spot
-  // a's box (corner xa, ya) inside rows [r0, r1) and columns [c0, c1), summed in each_pixel's
-  // order, as the full assembly sums it. The loads of kUnroll pixels are issued before their
-  // sums: a lane waits on its loads, not on its sums (perf/gpu_runs.md, session 30).
+  // y alone (kRhsOnly) on a GPU: lane l's shares of fluxweight and y over its pixels l, l + V,
+  // ... of spot a's box (corner xa, ya) inside rows [r0, r1) and columns [c0, c1), summed in
+  // each_pixel's order, as the full assembly sums them. The loads of kUnroll pixels are issued
+  // before their sums: a lane waits on its loads, not on its sums (perf/gpu_runs.md, session 30).
   static constexpr int kUnroll = 4;
-  KOKKOS_INLINE_FUNCTION double lane_rhs(int l, double const* a, int xa, int ya, int r0, int r1,
-                                         int c0, int c1) const {
+  KOKKOS_INLINE_FUNCTION void lane_rhs(int l, double const* a, int xa, int ya, int r0, int r1,
+                                       int c0, int c1, double& sw, double& sy) const {
     int const npx = sny * snx;
     LaneWalk p(l, ya, xa, snx);
-    double sy = 0;
     for (int k = l; k < npx; k += kUnroll * V) {
-      double av[kUnroll], pv[kUnroll];
+      double av[kUnroll], wv[kUnroll], pv[kUnroll];
       bool in[kUnroll];
       for (int u = 0; u < kUnroll; ++u, p.step()) {
         int const r = p.r, c = p.c;
         in[u] = k + u * V < npx && r >= r0 && r < r1 && c >= c0 && c < c1;
         av[u] = in[u] ? a[k + u * V] : 0.0;
-        pv[u] = in[u] ? wp(r, c) : 0.0;
+        wv[u] = in[u] ? w(r, c) : 0.0;
+        pv[u] = in[u] ? image(r, c) : 0.0;
       }
       for (int u = 0; u < kUnroll; ++u)
-        if (in[u]) sy += av[u] * pv[u];
+        if (in[u]) {
+          double const aw = av[u] * wv[u];
+          sw += aw;
+          if (wv[u] > 0) sy += aw * pv[u];
+        }
     }
-    return sy;
   }
 
   // Weighted overlap of spot a (corner xa, ya) and spot b over rows [r0, r1), columns
@@ -281,7 +289,7 @@ struct AssembleICov {
           Kokkos::single(Kokkos::PerThread(t), [&]() { *entry(p, k1, w1, k1, w1) = 1.0; });
         Kokkos::single(Kokkos::PerThread(t), [&]() {
           rhs(p, i) = 0.0;
-          if constexpr (!kRhsOnly) fw(p, i) = 0.0;
+          if constexpr (!kRhsOnly || !T::Tune::host_loops) fw(p, i) = 0.0;
         });
       });
       return;
@@ -331,16 +339,19 @@ struct AssembleICov {
               rhs(p, i) = sy;
               if constexpr (!kRhsOnly) fw(p, i) = sw;
             } else if constexpr (kRhsOnly) {
-              push(t, *pb, lane_rhs(pb->lane, a, xa, ya, r0, r1, c0, c1), &rhs(p, i));
+              lane_rhs(pb->lane, a, xa, ya, r0, r1, c0, c1, sw, sy);
+              push(t, *pb, sw, &fw(p, i));
+              push(t, *pb, sy, &rhs(p, i));
             } else {         // aw over a's whole box for the pairs, and the lane's shares of y, fw
               lane_sync(t);  // every lane done with the last row's aw
               each_pixel(pb->lane, ya, ya + sny, xa, xa + snx, [&](int r, int c) {
                 int const k = (r - ya) * snx + (c - xa);
                 double aw = 0;
                 if (r >= r0 && r < r1 && c >= c0 && c < c1) {
-                  aw = a[k] * w(r, c);
+                  double const wv = w(r, c);
+                  aw = a[k] * wv;
                   sw += aw;
-                  sy += a[k] * wp(r, c);
+                  if (wv > 0) sy += aw * image(r, c);
                 }
                 pb->aw[k] = aw;
               });
@@ -484,8 +495,8 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
       Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
           .set_scratch_size(level, Kokkos::PerTeam(bytes)),
       AssembleICov<ExecSpace, Solve>{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(),
-                                     ws.weighted_strip(), b.icov, b.rhs, b.fw, s.nslots, s.m, s.sny,
-                                     s.snx, s.npy, s.npx, level, b.band},
+                                     ws.weighted_strip(), fc.image, b.icov, b.rhs, b.fw, s.nslots,
+                                     s.m, s.sny, s.snx, s.npy, s.npx, level, b.band},
       macs);
   Kokkos::parallel_for("kspecter::extract::prior",
                        Policy(fc.space, b.P, T::Tune::team * T::Tune::vector, 1),
@@ -495,8 +506,8 @@ long long assemble(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> cons
   return macs;
 }
 
-/// y = A^T W p of the batch's patches alone (AssembleICov's kRhsOnly), for a frame that keeps
-/// the last frame's factor and fluxweight (reuse.hpp); the same sums, bit for bit.
+/// y = A^T W p of the batch's patches alone (AssembleICov's kRhsOnly; fluxweight too on a GPU),
+/// for a frame that keeps the last frame's factor (reuse.hpp); the same sums, bit for bit.
 template <class ExecSpace, class Solve>
 void assemble_rhs(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const& b,
                   Workspace<ExecSpace> const& ws, Solve) {
@@ -513,8 +524,8 @@ void assemble_rhs(FrameContext<ExecSpace> const& fc, BatchViews<ExecSpace> const
       "kspecter::extract::assemble_rhs",
       Policy(fc.space, league, T::Tune::assembly_team, T::Tune::assembly_vector)
           .set_scratch_size(level, Kokkos::PerTeam(bytes)),
-      F{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), ws.weighted_strip(), b.icov, b.rhs, b.fw,
-        s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, level, b.band},
+      F{b.spots, b.xc, b.yc, b.ptab, ws.weight_strip(), ws.weighted_strip(), fc.image, b.icov,
+        b.rhs, b.fw, s.nslots, s.m, s.sny, s.snx, s.npy, s.npx, level, b.band},
       macs);
 }
 

@@ -162,7 +162,7 @@ class Workspace {
 
   // The batch's pixel weights: CCD columns [weights_x0, weights_x0 + ncol) of every row.
   Array2 weights;   // [npy][ncol], grown when a batch's strip is wider
-  Array2 weighted;  // the weighted image W p over the same strip (0 where W = 0)
+  Array2 weighted;  // a host's weighted image W p over the strip (0 where W = 0; assembly.hpp)
   int weights_x0 = 0, weights_ncol = 0;
   MemoryMeter meter;
   // Set by a one-batch frame that allows reuse (ExtractHooks::reuse_factor), dropped by any
@@ -282,8 +282,9 @@ class Workspace {
     windows_ = Arena<mem>::make(
         space_, "kspecter::extract::windows", !results_in_place, [&](Arena<mem>& a) {
           weights = a.template take<Array2>(space_, "kspecter::extract::weights", shape_.npy, wcol);
-          weighted = a.template take<Array2>(space_, "kspecter::extract::weighted_image",
-                                             shape_.npy, wcol);
+          if constexpr (T::Tune::host_loops)
+            weighted = a.template take<Array2>(space_, "kspecter::extract::weighted_image",
+                                               shape_.npy, wcol);
           pix_all = a.template take<typename T::Vec>(space_, "kspecter::extract::chi2_pixels", pmax,
                                                      pcol);
           rr_all = a.template take<typename T::Ranges>(space_, "kspecter::extract::row_ranges",
@@ -301,8 +302,9 @@ class Workspace {
   WeightStrip<mem> weight_strip() const {
     return {Kokkos::subview(weights, Kokkos::ALL, std::make_pair(0, weights_ncol)), weights_x0};
   }
-  /// The weighted image W p, indexed as the weights.
+  /// A host's weighted image W p, indexed as the weights (none on a GPU).
   WeightStrip<mem> weighted_strip() const {
+    if (weighted.extent(0) == 0) return {weighted, weights_x0};
     return {Kokkos::subview(weighted, Kokkos::ALL, std::make_pair(0, weights_ncol)), weights_x0};
   }
 
