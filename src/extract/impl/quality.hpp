@@ -44,13 +44,15 @@ struct ModelChi2 {
     return y >= 0 && y < npix_y && x >= 0 && x < npix_x && w(y, x) > 0;
   }
 
-  // chi^2 of a pixel whose model is known (a usable one).
-  KOKKOS_INLINE_FUNCTION double chi2_of(int y, int x, double model) const {
-    double const wv = w(y, x);
+  // chi^2 of a pixel whose model is known (a usable one), from its weight and value.
+  KOKKOS_INLINE_FUNCTION double chi2_from(double wv, double pv, double model) const {
     double const e = psferr * model + 1e-32;
     double const tot = wv / (1.0 + wv * e * e);
-    double const d = image(y, x) - model;
+    double const d = pv - model;
     return d * d * tot;
+  }
+  KOKKOS_INLINE_FUNCTION double chi2_of(int y, int x, double model) const {
+    return chi2_from(w(y, x), image(y, x), model);
   }
 
   // Host (a thread per patch): the model scattered spot by spot into the core spots' box of
@@ -75,11 +77,12 @@ struct ModelChi2 {
       }
     int const ra = imax(ylo - y0, 0), rb = imin(yhi - y0 + sny, imin(ptab(p).y1 - y0, nrow_max));
     int const ca = imax(xlo - x0, 0), cb = imin(xhi - x0 + snx, ncol);
+    // The window lies on the CCD (windows_stage.hpp), so a pixel is usable where W > 0; rows
+    // by pointers, which the compiler vectorises (View indexing reloads the strides).
     for (int r = ra; r < rb; ++r) {
-      int const y = y0 + r;
-      for (int c = ca; c < cb; ++c) {
-        out[r * ncol + c] = usable(y, x0 + c) ? 0.0 : nan;
-      }
+      double const* const wr = &w.w(y0 + r, x0 - w.x0);
+      double* const o = out + r * ncol;
+      for (int c = ca; c < cb; ++c) o[c] = wr[c] > 0 ? 0.0 : nan;
     }
     long long cnt = 0;
     for (int k = 0; k < nfib; ++k) {
@@ -103,11 +106,15 @@ struct ModelChi2 {
         }
       }
     }
-    for (int r = ra; r < rb; ++r)
+    for (int r = ra; r < rb; ++r) {
+      double const* const wr = &w.w(y0 + r, x0 - w.x0);
+      double const* const pr = &image(y0 + r, x0);
+      double* const o = out + r * ncol;
       for (int c = ca; c < cb; ++c) {
-        double const model = out[r * ncol + c];
-        out[r * ncol + c] = model == model ? chi2_of(y0 + r, x0 + c, model) : -1.0;
+        double const model = o[c];
+        o[c] = model == model ? chi2_from(wr[c], pr[c], model) : -1.0;
       }
+    }
     return cnt;
   }
 
@@ -214,22 +221,51 @@ struct Chi2PixMask {
   static constexpr int kUnroll = 4;          // pixels whose loads a lane issues together
 
   /// Row iy of spot (f, wb) on the host: masked (m1), chi^2-weighted (n1) and usable (d1)
-  /// spot sums.
+  /// spot sums. The row's pixels off the CCD count as masked; of those on it, the window's
+  /// hold chi^2 (or -1: masked), and the others count in no sum. The window's run is summed
+  /// in kHostLanes running sums a kind, so that the compiler keeps them in one vector
+  /// register each: three chains of dependent additions a pixel bounded the loop
+  /// (perf/cpu_profile.md, session 32).
+  static constexpr int kHostLanes = 8;
   KOKKOS_INLINE_FUNCTION void host_row(int p, int f, int wb, int iy, int xs, int y, int r, int nrow,
                                        int ncol, int x0, double& m1, double& n1, double& d1) const {
+    double const* const sv = &spots(f, wb, iy, 0);
     bool const row_on = y >= 0 && y < npix_y, row_in = row_on && r >= 0 && r < nrow;
-    for (int ix = 0; ix < snx; ++ix) {
-      int const x = xs + ix, cc = x - x0;
-      double const sv = spots(f, wb, iy, ix);
-      bool const on = row_on && x >= 0 && x < npix_x;
-      bool const inwin = row_in && on && cc >= 0 && cc < ncol;
-      double const v = inwin ? pix(p, r * ncol + cc) : 0.0;
-      if (!on || (inwin && v < 0)) m1 += sv;
-      if (inwin && v >= 0) {
-        n1 += sv * v;
-        d1 += sv;
+    // Pixels ix in [a, b) are on the CCD, [c, d) in the window (empty off its rows).
+    int const a = row_on ? imin(imax(-xs, 0), snx) : snx,
+              b = row_on ? imax(imin(npix_x - xs, snx), a) : snx;
+    int const c = row_in ? imin(imax(x0 - xs, a), b) : a;
+    int const d = row_in ? imax(imin(x0 + ncol - xs, b), c) : a;
+    double m = 0;
+    for (int ix = 0; ix < a; ++ix) m += sv[ix];
+    for (int ix = b; ix < snx; ++ix) m += sv[ix];
+    double am[kHostLanes] = {}, an[kHostLanes] = {}, ad[kHostLanes] = {};
+    int const len = d - c;
+    // The window's run: spot pixels sc[k] over window values vc[k], k < len.
+    double const* const sc = sv + c;
+    double const* const vc = len > 0 ? &pix(p, r * ncol + xs + c - x0) : nullptr;
+    int k = 0;
+    for (; k + kHostLanes <= len; k += kHostLanes)
+      for (int u = 0; u < kHostLanes; ++u) {
+        double const pv = vc[k + u], w = sc[k + u];
+        bool const ok = pv >= 0;
+        am[u] += ok ? 0.0 : w;
+        an[u] += ok ? w * pv : 0.0;
+        ad[u] += ok ? w : 0.0;
       }
+    for (int u = 0; k < len; ++k, ++u) {
+      double const pv = vc[k], w = sc[k];
+      bool const ok = pv >= 0;
+      am[u] += ok ? 0.0 : w;
+      an[u] += ok ? w * pv : 0.0;
+      ad[u] += ok ? w : 0.0;
     }
+    for (int u = 0; u < kHostLanes; ++u) {
+      m += am[u];
+      n1 += an[u];
+      d1 += ad[u];
+    }
+    m1 += m;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(Member const& t, long long& macs) const {
