@@ -158,7 +158,7 @@ void band_cholesky_impl(ExecSpace const& space, BandBatch<typename ExecSpace::me
 // end of each lane's sum, and the lanes' tree sum groups the same partials: the same bits
 // whatever the batching. Rows i + 1 ... i + A are loaded while row i waits on its sum: a row
 // waits on scratch and the lanes' shuffles, not on a global load, and no team barrier is
-// taken (docs/architecture.md, "The band solve a warp a matrix").
+// taken (docs/algorithm.md §4, the band solve).
 // Forward: every lane computes x_i from the broadcast sum and stores it, so each lane reads
 // back only entries it wrote itself. Backward: the axpys of row i go to entries that other
 // lanes update in the next rows, hence one sync of the lanes a row.
