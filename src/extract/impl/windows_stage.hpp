@@ -10,8 +10,8 @@
 
 namespace kspecter::extract::detail {
 
-// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; and, where
-// wp has room (a host's), the weighted image W p (0 where W = 0), which a host's y = A^T W p
+// Pixel weights: W = ivar where ivar > 0 and both ivar and image are finite, else 0; and, on a
+// host backend, the weighted image W p (0 where W = 0), which a host's y = A^T W p
 // sums (assembly.hpp); over the CCD columns [x0, x0 + ncol) of every row (a batch's strip),
 // stored from column 0.
 template <class ExecSpace>
@@ -24,7 +24,7 @@ struct SanitizeWeights {
     double const v = ivar(y, x0 + c), p = image(y, x0 + c);
     bool const ok = compat::isfinite(v) && compat::isfinite(p) && v > 0;
     w(y, c) = ok ? v : 0.0;
-    if (wp.extent(0) > 0) wp(y, c) = ok ? v * p : 0.0;
+    if constexpr (Types<ExecSpace>::Tune::host_loops) wp(y, c) = ok ? v * p : 0.0;
   }
 };
 
